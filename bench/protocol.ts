@@ -1,0 +1,20 @@
+/** What bench/serve.ts prints as its one `ready` line, and the commands it answers over IPC. */
+
+export type SeededAccount = { email: string; password: string; apiKey: string; token: string };
+
+/** A client site whose payment webhooks the ingest scenario delivers to. */
+export type SeededSite = { siteKey: string; webhookSecret: string };
+
+export type ServiceInfo = {
+  type: 'ready';
+  /** The service under test. */
+  url: string;
+  /** The bare Koa handler in the same process: the baseline. */
+  bareUrl: string;
+  account: SeededAccount;
+  site: SeededSite;
+};
+
+export type Command = { id: number; name: string; args: Record<string, unknown> };
+
+export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string };

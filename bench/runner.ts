@@ -1,0 +1,72 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runLoad } from './load.ts';
+import type { Measurement } from './measurement.ts';
+import { CONNECTIONS, referencesOf, SCENARIOS, type BenchContext, type Scenario } from './scenarios.ts';
+import type { ServiceProcess } from './service-process.ts';
+import type { RunResults } from './targets.ts';
+
+export const TIMING = {
+  rounds: 3,
+  seconds: Number(process.env.BENCH_SECONDS ?? 2),
+  referenceSeconds: 1,
+  warmupSeconds: 1,
+};
+
+function benchContext(service: ServiceProcess, durationSeconds: number, warmupSeconds: number): BenchContext {
+  return {
+    service,
+    durationSeconds,
+    warmupSeconds,
+    load: (options) => runLoad({ connections: CONNECTIONS, durationSeconds, warmupSeconds, ...options }),
+  };
+}
+
+function scenarioById(id: string): Scenario {
+  const found = SCENARIOS.find((scenario) => scenario.id === id);
+  if (!found) throw new Error(`no scenario "${id}"`);
+  return found;
+}
+
+type Round = { measured: Measurement; references: Map<string, Measurement> };
+
+/** The round in the middle by rate, relative to the first reference when there is one. */
+function medianRound(scenario: Scenario, rounds: Round[]): Round {
+  const [primary] = referencesOf(scenario);
+  const score = (round: Round) => round.measured.rate / (primary ? round.references.get(primary)!.rate : 1);
+  return [...rounds].sort((a, b) => score(a) - score(b))[Math.floor(rounds.length / 2)];
+}
+
+/**
+ * A few short rounds, each measuring the scenario's references (the bare handler, say) just
+ * before the scenario itself, so that other load on this shared machine weighs on both
+ * alike. The figures are those of the median round, so that a ratio stays within one round.
+ */
+async function runScenario(service: ServiceProcess, scenario: Scenario): Promise<Round> {
+  const first = benchContext(service, TIMING.seconds, TIMING.warmupSeconds);
+  const later = benchContext(service, TIMING.seconds, 0);
+  const reference = benchContext(service, TIMING.referenceSeconds, 0);
+  const rounds: Round[] = [];
+  for (let round = 0; round < TIMING.rounds; round++) {
+    const references = new Map<string, Measurement>();
+    for (const id of referencesOf(scenario)) references.set(id, await scenarioById(id).run(reference));
+    rounds.push({ measured: await scenario.run(round === 0 ? first : later), references });
+    if (scenario.settleMs) await sleep(scenario.settleMs);
+  }
+  return medianRound(scenario, rounds);
+}
+
+function progressLine(scenario: Scenario, measured: Measurement, references: Map<string, Measurement>): string {
+  const refs = [...references].map(([id, sample]) => `${id} ${Math.round(sample.rate)}/s`).join(', ');
+  return ` ${Math.round(measured.rate)} ${scenario.unit}, p50 ${Math.round(measured.p50)} ms, p99 ${Math.round(measured.p99)} ms${refs ? ` (alongside: ${refs})` : ''}\n`;
+}
+
+export async function runScenarios(service: ServiceProcess): Promise<RunResults> {
+  const run: RunResults = new Map();
+  for (const scenario of SCENARIOS) {
+    process.stderr.write(`bench: ${scenario.label} ...`);
+    const result = await runScenario(service, scenario);
+    run.set(scenario.id, result);
+    process.stderr.write(progressLine(scenario, result.measured, result.references));
+  }
+  return run;
+}

@@ -1,0 +1,128 @@
+import type { LoadOptions } from './load.ts';
+import type { Measurement } from './measurement.ts';
+import type { ServiceProcess } from './service-process.ts';
+import { BASELINE, p99AtMostTimes, p99Below, rateAtLeast, type Target } from './targets.ts';
+import { webhookIngest } from './webhook-ingest.ts';
+
+export const CONNECTIONS = 50;
+export const LOGIN_CONNECTIONS = 20;
+/** Logins start first, so that argon2 is busy before /me is measured. */
+const LOGIN_HEAD_START_SECONDS = 0.5;
+
+export type BenchContext = {
+  service: ServiceProcess;
+  durationSeconds: number;
+  warmupSeconds: number;
+  /** Load with the run's defaults: CONNECTIONS, duration and warm-up. */
+  load(options: Partial<LoadOptions> & Pick<LoadOptions, 'url'>): Promise<Measurement>;
+};
+
+export type Scenario = {
+  /** Key other scenarios' targets and ratios refer to. */
+  id: string;
+  label: string;
+  unit: string;
+  run(bench: BenchContext): Promise<Measurement>;
+  /**
+   * Scenarios sampled again just before each round of this one; its ratios and targets use
+   * those samples (others use their own run's figures). Default: the bare handler.
+   */
+  references?: string[];
+  targets?: Target[];
+  /** Pause after each round for requests still queued when the load stops (logins waiting for argon2). */
+  settleMs?: number;
+};
+
+export const referencesOf = (scenario: Scenario) => scenario.references ?? (scenario.id === BASELINE ? [] : [BASELINE]);
+
+const ME = '/api/v1/auth/me';
+
+function loginLoad(bench: BenchContext, extra: Partial<LoadOptions> = {}) {
+  const { url, account } = bench.service.info;
+  return bench.load({
+    url: `${url}/api/v1/auth/login`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: account.email, password: account.password }),
+    ...extra,
+  });
+}
+
+const meWith = (headers: (bench: BenchContext) => Record<string, string>) => (bench: BenchContext) =>
+  bench.load({ url: `${bench.service.info.url}${ME}`, headers: headers(bench) });
+
+const bearerJwt = (bench: BenchContext) => ({ authorization: `Bearer ${bench.service.info.account.token}` });
+
+/** /me while LOGIN_CONNECTIONS logins hash passwords back to back the whole time. */
+async function meUnderLogins(bench: BenchContext): Promise<Measurement> {
+  const loginSeconds = LOGIN_HEAD_START_SECONDS + bench.warmupSeconds + bench.durationSeconds + 0.5;
+  const logins = loginLoad(bench, { connections: LOGIN_CONNECTIONS, durationSeconds: loginSeconds, warmupSeconds: 0 });
+  await new Promise((resolve) => setTimeout(resolve, LOGIN_HEAD_START_SECONDS * 1000));
+  const me = await meWith(bearerJwt)(bench);
+  await logins;
+  return me;
+}
+
+/** Run in this order. */
+export const SCENARIOS: Scenario[] = [
+  {
+    id: BASELINE,
+    label: 'bare Koa JSON handler (baseline)',
+    unit: 'req/s',
+    run: (bench) => bench.load({ url: bench.service.info.bareUrl }),
+  },
+  {
+    id: 'me-api-key',
+    label: 'GET /me, API key',
+    unit: 'req/s',
+    run: meWith((bench) => ({ authorization: `Bearer ${bench.service.info.account.apiKey}` })),
+    targets: [rateAtLeast(BASELINE, 0.2), p99Below(20)],
+  },
+  {
+    id: 'me-jwt',
+    label: 'GET /me, JWT (Bearer)',
+    unit: 'req/s',
+    run: meWith(bearerJwt),
+    targets: [rateAtLeast(BASELINE, 0.15), p99Below(20)],
+  },
+  {
+    id: 'me-cookie',
+    label: 'GET /me, cookie',
+    unit: 'req/s',
+    run: meWith((bench) => ({ cookie: `svc_token=${bench.service.info.account.token}` })),
+    targets: [p99Below(20)],
+  },
+  {
+    id: 'hash-ceiling',
+    label: 'argon2 verify ceiling (service hasher, 50 callers)',
+    unit: 'verify/s',
+    run: (bench) =>
+      bench.service.command<Measurement>('hash-ceiling', { concurrency: CONNECTIONS, durationMs: bench.durationSeconds * 1000 }),
+    references: [],
+  },
+  {
+    id: 'login',
+    label: 'POST /login',
+    unit: 'req/s',
+    run: (bench) => loginLoad(bench),
+    references: ['hash-ceiling'],
+    targets: [rateAtLeast('hash-ceiling', 0.7)],
+    settleMs: 500,
+  },
+  {
+    id: 'me-under-logins',
+    label: `GET /me, JWT, with ${LOGIN_CONNECTIONS} concurrent logins`,
+    unit: 'req/s',
+    run: meUnderLogins,
+    references: ['me-jwt'],
+    targets: [p99AtMostTimes('me-jwt', 3)],
+    settleMs: 500,
+  },
+  {
+    id: 'webhook-ingest',
+    label: 'POST /webhook/payment/{siteKey}, signed, committed before the 200',
+    unit: 'events/s',
+    run: webhookIngest,
+    targets: [rateAtLeast(BASELINE, 0.1), p99Below(50)],
+  },
+];

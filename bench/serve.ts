@@ -1,0 +1,85 @@
+/**
+ * The service under test, run as its own process by bench/run.ts so that the load generator
+ * never shares its event loop: `node --import tsx bench/serve.ts` with DATABASE_URL set.
+ * Prints one `ready` JSON line on stdout, then answers commands over IPC until told to stop.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startService, type RunningService } from '../gateway/src/server.ts';
+import { loadConfig } from '../server/src/config.ts';
+import { startBareServer } from './bare.ts';
+import { measureHashCeiling } from './hash-ceiling.ts';
+import type { Command, Reply, ServiceInfo } from './protocol.ts';
+import { seedAccount, seedSite } from './seed.ts';
+
+type CommandHandler = (service: RunningService, args: Record<string, unknown>) => Promise<unknown>;
+
+/** Work that must run inside the service's process; a new scenario may add its own. */
+const COMMANDS: Record<string, CommandHandler> = {
+  'hash-ceiling': (service, args) =>
+    measureHashCeiling(service.deps.passwords, { concurrency: Number(args.concurrency), durationMs: Number(args.durationMs) }),
+  'inbox-count': async (service, args) => {
+    const [row] = await service.deps.db.query<{ stored: string; waiting: string }>(
+      `SELECT count(*) AS stored, count(*) FILTER (WHERE state = 'received') AS waiting
+       FROM webhook_inbox WHERE provider = 'payment' AND scope = $1`,
+      [String(args.siteKey)],
+    );
+    return { stored: Number(row.stored), waiting: Number(row.waiting) };
+  },
+};
+
+function benchConfig(dataDir: string) {
+  return loadConfig({
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    PUBLIC_URL: 'http://127.0.0.1',
+    DATABASE_URL: process.env.DATABASE_URL,
+    DATA_DIR: dataDir,
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    DATA_KEY: randomBytes(32).toString('hex'),
+    RATE_LIMITS: 'off',
+    LOG_LEVEL: 'warn',
+  });
+}
+
+function answerCommands(service: RunningService, stop: () => Promise<void>): void {
+  process.on('message', (command: Command) => {
+    const handler = COMMANDS[command.name];
+    const reply = (message: Reply) => process.send!(message);
+    if (!handler) return reply({ id: command.id, ok: false, error: `unknown command ${command.name}` });
+    handler(service, command.args).then(
+      (value) => reply({ id: command.id, ok: true, value }),
+      (error: Error) => reply({ id: command.id, ok: false, error: error.stack ?? String(error) }),
+    );
+  });
+  // The parent going away (normally or not) is the signal to stop.
+  process.on('disconnect', () => void stop());
+}
+
+async function main(): Promise<void> {
+  if (!process.env.DATABASE_URL || !process.send) throw new Error('bench/serve.ts is started by bench/run.ts (needs DATABASE_URL and IPC)');
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
+  const service = await startService(benchConfig(dataDir), 'all');
+  const bare = await startBareServer();
+  const account = await seedAccount(service.deps, service.url!);
+  const site = await seedSite(service.deps, account);
+  const stop = async () => {
+    const closed = new Promise((resolve) => bare.server.close(resolve));
+    bare.server.closeIdleConnections();
+    await closed;
+    await service.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    process.exit(0);
+  };
+  answerCommands(service, stop);
+  const info: ServiceInfo = { type: 'ready', url: service.url!, bareUrl: bare.url, account, site };
+  process.stdout.write(`${JSON.stringify(info)}\n`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

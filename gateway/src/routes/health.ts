@@ -1,0 +1,15 @@
+import type Router from '@koa/router';
+import type { Deps } from '../../../server/src/deps.ts';
+import { errorBody } from '../../../server/src/errors.ts';
+import { migrationsApplied } from '../../../server/src/lib/migrator.ts';
+
+export function mountHealth(router: Router, deps: Deps, isDraining: () => boolean): void {
+  router.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/readyz', async (ctx) => {
+    const ready = !isDraining() && (await migrationsApplied(deps.db).catch(() => false));
+    ctx.status = ready ? 200 : 503;
+    ctx.body = ready ? { status: 'ready' } : errorBody('SERVICE_UNAVAILABLE');
+  });
+}

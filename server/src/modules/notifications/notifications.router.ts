@@ -1,0 +1,17 @@
+import { z } from 'zod';
+import { authedProcedure, router } from '../../trpc.ts';
+import { linkCodeOutput, notificationStatusOutput } from './notifications.schemas.ts';
+import * as notifications from './notifications.service.ts';
+
+/** Linking Telegram chats to the account through the operator bot. */
+export const notificationsRouter = router({
+  createLinkCode: authedProcedure
+    .input(z.void())
+    .output(linkCodeOutput)
+    .mutation(({ ctx }) => notifications.createLinkCode(ctx.deps, ctx.auth.account.id)),
+
+  status: authedProcedure
+    .input(z.void())
+    .output(notificationStatusOutput)
+    .query(({ ctx }) => notifications.notificationStatus(ctx.deps, ctx.auth.account.id)),
+});

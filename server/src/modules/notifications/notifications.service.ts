@@ -1,0 +1,33 @@
+import { randomInt } from 'node:crypto';
+import type { Deps } from '../../deps.ts';
+import { sha256 } from '../../lib/crypto.ts';
+import { normalizeLinkCode } from '../../webhooks/telegram.handlers.ts';
+
+export const LINK_CODE_TTL_MS = 15 * 60 * 1000;
+
+// No 0/O, 1/I/L: the code may be read off a screen and typed into a chat.
+const ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
+const CODE_LENGTH = 12;
+
+/**
+ * A one-time code for `/start <code>` in the operator bot. About 59 bits, single use and
+ * 15 minutes long; only its hash is stored. The dash only helps reading: it is ignored
+ * when the code is redeemed, and Telegram deep links (`?start=`) accept it.
+ */
+export async function createLinkCode(deps: Deps, accountId: number) {
+  const chars = Array.from({ length: CODE_LENGTH }, () => ALPHABET[randomInt(ALPHABET.length)]);
+  const code = `${chars.slice(0, 6).join('')}-${chars.slice(6).join('')}`;
+  const expiresAt = new Date(deps.clock.now().getTime() + LINK_CODE_TTL_MS);
+  await deps.db.query('INSERT INTO operator_link_codes (code_hash, account_id, expires_at) VALUES ($1, $2, $3)', [
+    sha256(normalizeLinkCode(code)),
+    accountId,
+    expiresAt,
+  ]);
+  return { code, expiresAt: expiresAt.toISOString() };
+}
+
+export async function notificationStatus(deps: Deps, accountId: number) {
+  const [row] = await deps.db.query<{ chats: string }>('SELECT count(*) AS chats FROM operator_chats WHERE account_id = $1', [accountId]);
+  const chats = Number(row?.chats ?? 0);
+  return { linked: chats > 0, chats };
+}

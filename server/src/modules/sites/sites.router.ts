@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import { authedProcedure, router } from '../../trpc.ts';
+import { createSiteInput, createSiteOutput, paymentListOutput, siteKeyInput, siteListOutput } from './sites.schemas.ts';
+import * as sites from './sites.service.ts';
+
+/** Sites receive payment-provider webhooks; each is visible only to the account that made it. */
+export const sitesRouter = router({
+  create: authedProcedure
+    .input(createSiteInput)
+    .output(createSiteOutput)
+    .mutation(({ ctx, input }) => sites.createSite(ctx.deps, ctx.auth.account.id, input)),
+
+  list: authedProcedure
+    .input(z.void())
+    .output(siteListOutput)
+    .query(({ ctx }) => sites.listSites(ctx.deps, ctx.auth.account.id)),
+
+  payments: authedProcedure
+    .input(siteKeyInput)
+    .output(paymentListOutput)
+    .query(({ ctx, input }) => sites.listPayments(ctx.deps, ctx.auth.account.id, input.siteKey)),
+});

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+
+export const PAYMENT_STATUSES = ['pending', 'paid', 'failed', 'expired', 'refunded'] as const;
+
+export const createSiteInput = z.object({
+  name: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+  // The Stripe signing secret (whsec_...). Surrounding whitespace is a copy-paste accident.
+  paymentWebhookSecret: z.string().trim().min(8, 'must be at least 8 characters').max(500, 'must be at most 500 characters'),
+});
+
+export const siteKeyInput = z.object({ siteKey: z.string().min(1).max(200) });
+
+export const createSiteOutput = z.object({ siteKey: z.string(), webhookUrl: z.string() });
+
+export const siteListOutput = z.object({
+  items: z.array(z.object({ siteKey: z.string(), name: z.string(), webhookUrl: z.string(), createdAt: z.string() })),
+});
+
+export const paymentListOutput = z.object({
+  items: z.array(
+    z.object({
+      reference: z.string(),
+      status: z.enum(PAYMENT_STATUSES),
+      amount: z.number().int().nullable(),
+      currency: z.string().nullable(),
+      updatedAt: z.string(),
+    }),
+  ),
+});
+
+export type CreateSiteInput = z.infer<typeof createSiteInput>;

@@ -1,0 +1,14 @@
+import { authRouter } from './modules/auth/auth.router.ts';
+import { channelsRouter } from './modules/channels/channels.router.ts';
+import { notificationsRouter } from './modules/notifications/notifications.router.ts';
+import { sitesRouter } from './modules/sites/sites.router.ts';
+import { router } from './trpc.ts';
+
+export const appRouter = router({
+  auth: authRouter,
+  sites: sitesRouter,
+  channels: channelsRouter,
+  notifications: notificationsRouter,
+});
+
+export type AppRouter = typeof appRouter;

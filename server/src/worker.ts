@@ -1,0 +1,157 @@
+import type { Deps } from './deps.ts';
+import { QUEUES, type PgBoss, type WebhookJob } from './lib/queue.ts';
+import { markDead, processInboxEntries, processInboxEntry, recordFailure } from './webhooks/inbox.processor.ts';
+import { startInboxDispatcher } from './webhooks/inbox.dispatcher.ts';
+import { startInboxSweeper } from './webhooks/inbox.sweeper.ts';
+import { sendOperatorMessage, type OperatorMessage } from './webhooks/operator-bot.ts';
+
+export type Worker = { stop(): Promise<void> };
+
+const POLLING_INTERVAL_SECONDS = 0.5;
+const WEBHOOK_BATCH = 100;
+const SEND_BATCH = 10;
+
+export type WorkerOptions = {
+  /** True when the gateway runs in the same process (`npm start`). */
+  withGateway: boolean;
+};
+
+/** Processes queued jobs (webhook effects, notifications) and runs housekeeping. */
+export async function startWorker(deps: Deps, options: WorkerOptions): Promise<Worker> {
+  const { queue, logger } = deps;
+  // The embedded database has one connection, shared with the gateway: one entry per
+  // transaction lets deliveries in between. A server takes ten entries per commit instead
+  // of one. Beside the gateway the worker keeps to one lane, so that acknowledging
+  // deliveries (what providers time out on) keeps the CPU in a burst and effects catch up
+  // after it; a worker process of its own runs chunks in parallel.
+  const lanes = deps.db.embedded || options.withGateway ? 1 : 4;
+  const perTransaction = deps.db.embedded ? 1 : 10;
+
+  const handlers = createHandlerTracker();
+
+  let webhookWorker = '';
+  webhookWorker = await queue.work<WebhookJob>(
+    QUEUES.webhook,
+    { batchSize: WEBHOOK_BATCH, pollingIntervalSeconds: POLLING_INTERVAL_SECONDS },
+    handlers.track(async (jobs) => {
+      await eachChunk(chunks(jobs, perTransaction), lanes, (chunk) => processWebhookChunk(deps, chunk));
+      // A full batch means more are waiting: fetch again now instead of after the interval.
+      if (jobs.length === WEBHOOK_BATCH && webhookWorker) queue.notifyWorker(webhookWorker);
+    }),
+  );
+  await queue.work<WebhookJob>(
+    QUEUES.webhookDead,
+    { pollingIntervalSeconds: 2 },
+    handlers.track(async (jobs) => {
+      for (const job of jobs) await markDead(deps, job.data.inboxId);
+    }),
+  );
+  await queue.work<OperatorMessage>(
+    QUEUES.telegramSend,
+    { batchSize: SEND_BATCH, pollingIntervalSeconds: POLLING_INTERVAL_SECONDS },
+    handlers.track((jobs) =>
+      eachChunk(jobs, SEND_BATCH, async (job) => {
+        await sendOperatorMessage(deps, job.data).catch((error) => failJob(deps, QUEUES.telegramSend, job.id, error));
+      }),
+    ),
+  );
+  await queue.work<OperatorMessage>(QUEUES.telegramDead, { pollingIntervalSeconds: 2 }, async (jobs) => {
+    for (const job of jobs) logger.error({ chatId: job.data.chatId }, 'operator message not delivered after retries');
+  });
+
+  const dispatcher = startInboxDispatcher(deps, () => webhookWorker && queue.notifyWorker(webhookWorker));
+  const sweeper = startInboxSweeper(deps);
+  const cleanup = setInterval(() => {
+    deps.db
+      .query('DELETE FROM rate_limits WHERE window_end < $1', [deps.clock.now()])
+      .catch((error) => deps.logger.warn({ err: error }, 'rate limit cleanup failed'));
+  }, 60_000);
+  cleanup.unref();
+  return {
+    async stop() {
+      clearInterval(cleanup);
+      await dispatcher.stop();
+      await sweeper.stop();
+      for (const name of Object.values(QUEUES)) await queue.offWork(name);
+      await handlers.drain();
+    },
+  };
+}
+
+/**
+ * The common case is one transaction for the chunk. If anything in it fails, nothing was
+ * applied, and each job is run on its own so that only the failing one is retried.
+ */
+async function processWebhookChunk(deps: Deps, jobs: Array<PgBoss.Job<WebhookJob>>): Promise<void> {
+  try {
+    await processInboxEntries(deps, jobs.map((job) => job.data.inboxId));
+    return;
+  } catch (error) {
+    if (jobs.length === 1) return failWebhookJob(deps, jobs[0], error);
+  }
+  for (const job of jobs) {
+    try {
+      await processInboxEntry(deps, job.data.inboxId);
+    } catch (error) {
+      await failWebhookJob(deps, job, error);
+    }
+  }
+}
+
+async function failWebhookJob(deps: Deps, job: PgBoss.Job<WebhookJob>, error: unknown): Promise<void> {
+  await recordFailure(deps, job.data.inboxId, error).catch(() => undefined);
+  await failJob(deps, QUEUES.webhook, job.id, error);
+}
+
+/**
+ * pg-boss completes or fails a whole batch together; a job failed here is retried on its
+ * own with backoff, and the rest complete with the batch (completion skips failed jobs).
+ */
+async function failJob(deps: Deps, name: string, jobId: string, error: unknown): Promise<void> {
+  const message = error instanceof Error ? error.message : String(error);
+  deps.logger.warn({ queue: name, jobId, error: message }, 'job failed; it will be retried');
+  await deps.queue.fail(name, jobId, { message });
+}
+
+/**
+ * pg-boss's offWork returns before the handlers it stopped have finished, and a fetch already
+ * under way can still hand over jobs: the database must not close under either. After drain,
+ * a late batch is failed (pg-boss retries it later), never completed unprocessed.
+ */
+function createHandlerTracker() {
+  const running = new Set<Promise<void>>();
+  let draining = false;
+  return {
+    track<T>(handler: (jobs: T) => Promise<void>): (jobs: T) => Promise<void> {
+      return (jobs) => {
+        if (draining) return Promise.reject(new Error('worker is stopping; the jobs will be retried'));
+        const run = handler(jobs);
+        running.add(run);
+        run.then(
+          () => running.delete(run),
+          () => running.delete(run),
+        );
+        return run;
+      };
+    },
+    async drain(): Promise<void> {
+      draining = true;
+      await Promise.allSettled([...running]);
+    },
+  };
+}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const result: T[][] = [];
+  for (let i = 0; i < items.length; i += size) result.push(items.slice(i, i + size));
+  return result;
+}
+
+/** Runs `run` over the items with at most `lanes` at a time. */
+async function eachChunk<T>(items: T[], lanes: number, run: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await run(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(lanes, items.length) }, lane));
+}

@@ -1,0 +1,142 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { AUTH, PASSWORD, assertError, registerAndVerify, registerForToken, requestFrom, type Account } from './helpers/auth.ts';
+import type { HttpResult } from './helpers/service.ts';
+import { startTestService, type TestService } from './helpers/service.ts';
+
+type Context = { service: TestService; xavier: Account; yvonne: Account };
+const test = suite<Context>('REST rate limits (RATE_LIMITS=on), held in PostgreSQL');
+
+test.before(async (context) => {
+  context.service = await startTestService({ RATE_LIMITS: 'on' });
+  context.xavier = await registerAndVerify(context.service, 'xavier@example.com');
+  context.yvonne = await registerAndVerify(context.service, 'yvonne@example.com');
+  await registerForToken(context.service, 'ursula@example.com');
+});
+test.after(async ({ service }) => {
+  await service?.close();
+});
+
+const MINUTE = 60_000;
+const loginFrom = (service: TestService, ip: string, email: string, password = 'wrong password', headers = {}) =>
+  requestFrom(ip, service.url, 'POST', `${AUTH}/login`, { json: { email, password }, headers });
+const registerFrom = (service: TestService, ip: string, email: string) =>
+  requestFrom(ip, service.url, 'POST', `${AUTH}/register`, { json: { email, password: PASSWORD, name: 'Rate Limited' } });
+const resendFrom = (service: TestService, ip: string, email: string) =>
+  requestFrom(ip, service.url, 'POST', `${AUTH}/resend-verification`, { json: { email } });
+
+/** A 429 with the contract body and Retry-After in whole seconds, within the rule's window. */
+function assertLimited(result: HttpResult, windowSeconds: number): number {
+  assertError(result, 429, 'RATE_LIMITED');
+  const header = result.headers.get('retry-after') ?? '';
+  assert.match(header, /^\d+$/, `Retry-After "${header}"`);
+  const value = Number(header);
+  assert.ok(value >= 1 && value <= windowSeconds, `Retry-After ${value} within ${windowSeconds}`);
+  return value;
+}
+
+async function repeat(times: number, work: (round: number) => Promise<HttpResult>, expected: number) {
+  for (let round = 0; round < times; round++) {
+    const result = await work(round);
+    assert.is(result.status, expected, `attempt ${round + 1}: ${result.text}`);
+  }
+}
+
+test('login: 10 attempts per account and IP in 15 minutes, whatever X-Forwarded-For says', async ({ service, xavier }) => {
+  await repeat(10, () => loginFrom(service, '127.0.1.1', xavier.email), 401);
+  const limited = await loginFrom(service, '127.0.1.1', xavier.email, xavier.password);
+  assert.is(assertLimited(limited, 900), 900);
+  assertLimited(await loginFrom(service, '127.0.1.1', xavier.email, xavier.password, { 'x-forwarded-for': '10.9.8.7' }), 900);
+  assertLimited(await loginFrom(service, '127.0.1.1', 'XAVIER@example.com', xavier.password), 900);
+
+  service.clock.advance(5 * MINUTE);
+  assert.is(Number((await loginFrom(service, '127.0.1.1', xavier.email)).headers.get('retry-after')), 600);
+  assert.is((await loginFrom(service, '127.0.1.1', 'someone.else@example.com')).status, 401);
+  assert.is((await loginFrom(service, '127.0.1.2', xavier.email, xavier.password)).status, 200);
+
+  service.clock.advance(10 * MINUTE);
+  assert.is((await loginFrom(service, '127.0.1.1', xavier.email, xavier.password)).status, 200);
+});
+
+test('login: 100 attempts per IP in 15 minutes, across addresses', async ({ service, xavier }) => {
+  await repeat(100, (round) => loginFrom(service, '127.0.2.1', `spray.${round % 10}@example.com`), 401);
+  assertLimited(await loginFrom(service, '127.0.2.1', xavier.email, xavier.password), 900);
+  assertLimited(await loginFrom(service, '127.0.2.1', 'spray.fresh@example.com'), 900);
+  assert.is((await loginFrom(service, '127.0.2.2', 'spray.fresh@example.com')).status, 401);
+  assert.is((await loginFrom(service, '127.0.2.2', xavier.email, xavier.password)).status, 200);
+});
+
+/** 99 failures from ten addresses, then the 100th from an eleventh. */
+async function failHundredTimes(service: TestService, subnet: string, email: string, between?: () => Promise<void>) {
+  for (let host = 1; host <= 10; host++) {
+    await repeat(host === 10 ? 9 : 10, () => loginFrom(service, `${subnet}.${host}`, email), 401);
+  }
+  await between?.();
+  assert.is((await loginFrom(service, `${subnet}.11`, email)).status, 401);
+}
+
+test('login: at most 100 failed logins per account per hour; an unknown address locks the same way', async ({ service, yvonne }) => {
+  await failHundredTimes(service, '127.0.3', yvonne.email, async () => {
+    // After 99 failures the right password still works.
+    assert.is((await loginFrom(service, '127.0.3.10', yvonne.email, yvonne.password)).status, 200);
+  });
+  const locked = await loginFrom(service, '127.0.3.12', yvonne.email, yvonne.password);
+  const lockedFor = assertLimited(locked, 3600);
+
+  await failHundredTimes(service, '127.0.4', 'nobody.here@example.com');
+  const unknown = await loginFrom(service, '127.0.4.12', 'nobody.here@example.com', yvonne.password);
+  assert.is(assertLimited(unknown, 3600), lockedFor);
+  assert.equal(unknown.body, locked.body);
+
+  service.clock.advance(60 * MINUTE);
+  assert.is((await loginFrom(service, '127.0.3.12', yvonne.email, yvonne.password)).status, 200);
+});
+
+test('register: 5 per address per hour; Retry-After is the same for a taken and a new address', async ({ service, yvonne }) => {
+  await repeat(5, () => registerFrom(service, '127.0.5.1', yvonne.email), 201);
+  await repeat(5, () => registerFrom(service, '127.0.5.2', 'newcomer@example.com'), 201);
+  const taken = await registerFrom(service, '127.0.5.1', yvonne.email);
+  const fresh = await registerFrom(service, '127.0.5.2', 'newcomer@example.com');
+  assert.is(assertLimited(taken, 3600), assertLimited(fresh, 3600));
+  assert.equal(taken.body, fresh.body);
+  assertLimited(await registerFrom(service, '127.0.5.3', 'Newcomer@Example.com'), 3600);
+  assert.is((await registerFrom(service, '127.0.5.1', 'another.newcomer@example.com')).status, 201);
+});
+
+test('register: 20 per IP per hour', async ({ service }) => {
+  await repeat(20, (round) => registerFrom(service, '127.0.6.1', `crowd.${round}@example.com`), 201);
+  assertLimited(await registerFrom(service, '127.0.6.1', 'crowd.extra@example.com'), 3600);
+  assert.is((await registerFrom(service, '127.0.6.2', 'crowd.extra@example.com')).status, 201);
+});
+
+test('resend: 5 per address per hour; Retry-After is the same for a known and an unknown address', async ({ service }) => {
+  await repeat(5, () => resendFrom(service, '127.0.7.1', 'ursula@example.com'), 200);
+  await repeat(5, () => resendFrom(service, '127.0.7.2', 'no.such.person@example.com'), 200);
+  const known = await resendFrom(service, '127.0.7.1', 'ursula@example.com');
+  const unknown = await resendFrom(service, '127.0.7.2', 'no.such.person@example.com');
+  assert.is(assertLimited(known, 3600), assertLimited(unknown, 3600));
+  assert.equal(known.body, unknown.body);
+  assertLimited(await resendFrom(service, '127.0.7.3', 'ursula@example.com'), 3600);
+});
+
+test('resend: 20 per IP per hour', async ({ service }) => {
+  await repeat(20, (round) => resendFrom(service, '127.0.8.1', `asker.${round}@example.com`), 200);
+  assertLimited(await resendFrom(service, '127.0.8.1', 'asker.extra@example.com'), 3600);
+  assert.is((await resendFrom(service, '127.0.8.2', 'asker.extra@example.com')).status, 200);
+});
+
+test('the limits are counted in PostgreSQL', async ({ service }) => {
+  const rows = await service.deps.db.query<{ key: string; hits: number }>('SELECT key, hits FROM rate_limits WHERE key LIKE $1', ['resend-ip:%']);
+  assert.ok(rows.some((row) => row.key === 'resend-ip:127.0.8.1' && row.hits === 21), JSON.stringify(rows));
+});
+
+test('the windows end: an hour later everything is allowed again', async ({ service }) => {
+  service.clock.advance(60 * MINUTE + 1000);
+  assert.is((await registerFrom(service, '127.0.5.2', 'newcomer@example.com')).status, 201);
+  assert.is((await registerFrom(service, '127.0.6.1', 'crowd.later@example.com')).status, 201);
+  assert.is((await resendFrom(service, '127.0.7.1', 'ursula@example.com')).status, 200);
+  assert.is((await resendFrom(service, '127.0.8.1', 'asker.later@example.com')).status, 200);
+  assert.is((await loginFrom(service, '127.0.2.1', 'spray.0@example.com')).status, 401);
+});
+
+test.run();

@@ -1,0 +1,169 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ConfigError, loadConfig } from '../server/src/config.ts';
+
+const test = suite<{ dirs: string[] }>('config: loadConfig validates the environment once');
+
+test.before((context) => {
+  context.dirs = [];
+});
+test.after(({ dirs }) => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const SECRET = 's'.repeat(32);
+const KEY_HEX = randomBytes(32).toString('hex');
+
+function tempDir(context: { dirs: string[] }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-config-'));
+  context.dirs.push(dir);
+  return dir;
+}
+
+/** The ConfigError loadConfig throws for `env`. */
+function refusal(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    assert.instance(error, ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+test('defaults', (context) => {
+  const config = loadConfig({ DATA_DIR: tempDir(context), JWT_SECRET: SECRET, DATA_KEY: KEY_HEX });
+  assert.is(config.env, 'development');
+  assert.is(config.port, 3000);
+  assert.is(config.host, '0.0.0.0');
+  assert.is(config.publicUrl, 'http://localhost:3000');
+  assert.is(config.databaseUrl, undefined);
+  assert.is(config.smtpUrl, undefined);
+  assert.is(config.mailFrom, 'Gatehouse <no-reply@localhost>');
+  assert.is(config.jwtTtlSeconds, 30 * 24 * 3600);
+  assert.is(config.telegramApiUrl, 'https://api.telegram.org');
+  assert.is(config.rateLimits, true);
+  assert.equal(config.billingWebhookSecrets, []);
+  assert.is(config.billingPlans.size, 0);
+  assert.equal(config.warnings, []);
+  assert.is(loadConfig({ DATA_DIR: tempDir(context), JWT_SECRET: SECRET, DATA_KEY: KEY_HEX, PORT: '' }).port, 3000);
+});
+
+test('values are parsed: ports, URLs, durations, keys, plans, secrets', (context) => {
+  const base = { DATA_DIR: tempDir(context), JWT_SECRET: SECRET, DATA_KEY: KEY_HEX };
+  const config = loadConfig({
+    ...base,
+    PORT: '8080',
+    PUBLIC_URL: 'https://gatehouse.example/',
+    JWT_TTL: '12h',
+    BILLING_PLANS: 'pri_basic=pro, pri_team=team',
+    BILLING_WEBHOOK_SECRET: 'new-secret, old-secret',
+    RATE_LIMITS: 'off',
+  });
+  assert.is(config.port, 8080);
+  assert.is(config.publicUrl, 'https://gatehouse.example');
+  assert.is(config.jwtTtlSeconds, 43200);
+  assert.equal([...config.billingPlans], [['pri_basic', 'pro'], ['pri_team', 'team']]);
+  assert.equal(config.billingWebhookSecrets, ['new-secret', 'old-secret']);
+  assert.is(config.rateLimits, false);
+  assert.ok(config.warnings.some((warning) => warning.includes('RATE_LIMITS')));
+  assert.is(loadConfig({ ...base, PORT: '8080' }).publicUrl, 'http://localhost:8080');
+  for (const [ttl, seconds] of [['90s', 90], ['15m', 900], ['30d', 2592000], ['3600', 3600]] as const) {
+    assert.is(loadConfig({ ...base, JWT_TTL: ttl }).jwtTtlSeconds, seconds);
+  }
+  const raw = Buffer.from(KEY_HEX, 'hex');
+  assert.equal(loadConfig(base).dataKey, raw);
+  assert.equal(loadConfig({ ...base, DATA_KEY: raw.toString('base64') }).dataKey, raw);
+  assert.equal(loadConfig(base).jwtSecret, Buffer.from(SECRET));
+});
+
+const BAD_VALUES: Array<[string, string]> = [
+  ['PORT', 'abc'],
+  ['PORT', '70000'],
+  ['PORT', '-1'],
+  ['PORT', '80.5'],
+  ['JWT_SECRET', 's'.repeat(31)],
+  ['DATA_KEY', 'not-a-key'],
+  ['DATA_KEY', KEY_HEX.slice(1)],
+  ['DATA_KEY', randomBytes(16).toString('base64')],
+  ['BILLING_PLANS', 'pri_1=pro,pri_2'],
+  ['BILLING_PLANS', 'pri_1=pro=team'],
+  ['BILLING_PLANS', '=pro'],
+  ['JWT_TTL', 'forever'],
+  ['JWT_TTL', '0'],
+  ['RATE_LIMITS', 'yes'],
+  ['PUBLIC_URL', 'gatehouse.example'],
+  ['PUBLIC_URL', 'ftp://gatehouse.example'],
+  ['DATABASE_URL', 'mysql://localhost/db'],
+  ['SMTP_URL', 'http://mail.example'],
+  ['NODE_ENV', 'staging'],
+];
+
+for (const [name, value] of BAD_VALUES) {
+  test(`a bad ${name} (${value.slice(0, 20)}) is refused, naming the variable`, (context) => {
+    const error = refusal({ DATA_DIR: tempDir(context), JWT_SECRET: SECRET, DATA_KEY: KEY_HEX, [name]: value });
+    assert.match(error.message, name);
+    assert.ok(error.problems.every((problem) => problem.startsWith(`${name}:`)), error.problems.join('; '));
+  });
+}
+
+test('several bad values are all named at once', (context) => {
+  const error = refusal({ DATA_DIR: tempDir(context), PORT: 'x', JWT_SECRET: 'short', DATA_KEY: 'bad', BILLING_PLANS: 'x' });
+  assert.equal(error.problems.map((problem) => problem.split(':')[0]).sort(), ['BILLING_PLANS', 'DATA_KEY', 'JWT_SECRET', 'PORT']);
+});
+
+test('production refuses to start without JWT_SECRET, DATA_KEY or PUBLIC_URL', (context) => {
+  const dir = tempDir(context);
+  const full = { NODE_ENV: 'production', DATA_DIR: dir, JWT_SECRET: SECRET, DATA_KEY: KEY_HEX, PUBLIC_URL: 'https://gatehouse.example' };
+  for (const name of ['JWT_SECRET', 'DATA_KEY', 'PUBLIC_URL'] as const) {
+    const { [name]: _left, ...missing } = full;
+    const error = refusal(missing);
+    assert.equal(error.problems.map((problem) => problem.split(':')[0]), [name]);
+  }
+  assert.equal(refusal({ NODE_ENV: 'production', DATA_DIR: dir }).problems.map((p) => p.split(':')[0]).sort(), ['DATA_KEY', 'JWT_SECRET', 'PUBLIC_URL']);
+  const config = loadConfig(full);
+  assert.is(config.env, 'production');
+  assert.equal(config.warnings, []);
+  assert.not.ok(existsSync(join(dir, 'dev-secrets.json')), 'no development secrets in production');
+});
+
+test('outside production, missing secrets are generated into DATA_DIR and reused on the next load', (context) => {
+  const dir = tempDir(context);
+  const first = loadConfig({ DATA_DIR: dir });
+  const file = join(dir, 'dev-secrets.json');
+  assert.ok(existsSync(file));
+  assert.is(statSync(file).mode & 0o777, 0o600);
+  assert.ok(first.jwtSecret.length >= 32);
+  assert.is(first.dataKey.length, 32);
+  assert.ok(first.warnings.some((warning) => warning.includes('dev-secrets.json')), first.warnings.join('; '));
+  assert.not.match(first.warnings.join(' '), first.jwtSecret.toString());
+
+  const stored = readFileSync(file, 'utf8');
+  const second = loadConfig({ DATA_DIR: dir });
+  assert.equal(second.jwtSecret, first.jwtSecret);
+  assert.equal(second.dataKey, first.dataKey);
+  assert.is(readFileSync(file, 'utf8'), stored);
+
+  const elsewhere = loadConfig({ DATA_DIR: tempDir(context) });
+  assert.not.equal(elsewhere.jwtSecret, first.jwtSecret);
+  const partly = loadConfig({ DATA_DIR: dir, JWT_SECRET: SECRET });
+  assert.equal(partly.jwtSecret, Buffer.from(SECRET));
+  assert.equal(partly.dataKey, first.dataKey);
+});
+
+test('npm start with a bad value stops with a message naming the variable', (context) => {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'gateway/src/main.ts'], {
+    env: { ...process.env, DATA_DIR: tempDir(context), PORT: 'not-a-port', JWT_SECRET: SECRET, DATA_KEY: KEY_HEX },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  assert.is(result.status, 1, result.stderr);
+  assert.match(result.stderr, /PORT/);
+});
+
+test.run();

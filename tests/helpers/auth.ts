@@ -1,0 +1,130 @@
+import { request as httpRequest } from 'node:http';
+import * as assert from 'uvu/assert';
+import { request, type HttpResult, type TestService } from './service.ts';
+import { linkToken, type ReceivedMail } from './smtp.ts';
+
+export const AUTH = '/api/v1/auth';
+export const PASSWORD = 'correct horse battery staple';
+
+export type Account = { email: string; password: string; token: string; apiKey: string; user: any };
+
+/** Generous: mails go out in the background, and a loaded CI machine can be slow. */
+export const MAIL_TIMEOUT_MS = 20_000;
+
+/** The next mail to `email` after the `seen` ones already in the inbox. */
+export async function nextMail(service: TestService, email: string, seen: number): Promise<ReceivedMail> {
+  return service.smtp.waitFor(email, (mail) => service.smtp.mailsTo(email).indexOf(mail) >= seen, MAIL_TIMEOUT_MS);
+}
+
+export async function register(service: TestService, fields: Record<string, unknown>): Promise<HttpResult> {
+  return request(service.url, 'POST', `${AUTH}/register`, { json: fields });
+}
+
+/** Registers and returns the token of the verification mail that registration sent. */
+export async function registerForToken(
+  service: TestService,
+  email: string,
+  fields: Record<string, unknown> = {},
+): Promise<string> {
+  const seen = service.smtp.mailsTo(email).length;
+  const result = await register(service, { email, password: PASSWORD, name: 'Test User', ...fields });
+  assert.is(result.status, 201, result.text);
+  return linkToken(await nextMail(service, email, seen));
+}
+
+export async function login(service: TestService, email: string, password = PASSWORD): Promise<HttpResult> {
+  return request(service.url, 'POST', `${AUTH}/login`, { json: { email, password } });
+}
+
+/** A verified, logged-in account, made through the public REST routes only. */
+export async function registerAndVerify(
+  service: TestService,
+  email: string,
+  fields: Record<string, unknown> = {},
+): Promise<Account> {
+  const password = typeof fields.password === 'string' ? fields.password : PASSWORD;
+  const token = await registerForToken(service, email, fields);
+  const verified = await request(service.url, 'POST', `${AUTH}/verify-email`, { json: { token } });
+  assert.is(verified.status, 200, verified.text);
+  const loggedIn = await login(service, email, password);
+  assert.is(loggedIn.status, 200, loggedIn.text);
+  return { email, password, token: loggedIn.body.token, apiKey: loggedIn.body.user.api_key, user: loggedIn.body.user };
+}
+
+export const bearer = (value: string) => ({ authorization: `Bearer ${value}` });
+
+export async function me(service: TestService, headers: Record<string, string>): Promise<HttpResult> {
+  return request(service.url, 'GET', `${AUTH}/me`, { headers });
+}
+
+/** Asserts the contract's error body exactly: `{ success: false, code, message, issues? }`. */
+export function assertError(result: HttpResult, status: number, code: string): void {
+  assert.is(result.status, status, `expected ${status} ${code}, got ${result.status}: ${result.text}`);
+  const body = result.body;
+  assert.ok(body && typeof body === 'object', `error body is JSON: ${result.text}`);
+  const keys = Object.keys(body).sort();
+  assert.equal(keys, body.issues === undefined ? ['code', 'message', 'success'] : ['code', 'issues', 'message', 'success']);
+  assert.is(body.success, false);
+  assert.is(body.code, code);
+  assert.type(body.message, 'string');
+  assert.ok(body.message.length > 0);
+  if (body.issues !== undefined) {
+    assert.ok(Array.isArray(body.issues) && body.issues.length > 0, 'issues is a non-empty array');
+    for (const issue of body.issues) {
+      assert.equal(Object.keys(issue).sort(), ['message', 'path']);
+      assert.type(issue.path, 'string');
+      assert.type(issue.message, 'string');
+    }
+  }
+}
+
+/** The issue paths of a VALIDATION_FAILED body. */
+export function issuePaths(result: HttpResult): string[] {
+  return (result.body?.issues ?? []).map((issue: { path: string }) => issue.path);
+}
+
+/**
+ * An HTTP request from a chosen loopback address (127.0.0.0/8 is all local on Linux), so
+ * per-IP rules can be driven from several "clients" without trusting X-Forwarded-For.
+ */
+export function requestFrom(
+  ip: string,
+  base: string,
+  method: string,
+  path: string,
+  options: { json?: unknown; headers?: Record<string, string> } = {},
+): Promise<HttpResult> {
+  const url = new URL(path, base);
+  const body = options.json === undefined ? undefined : JSON.stringify(options.json);
+  const headers: Record<string, string> = { ...options.headers };
+  if (body !== undefined) {
+    headers['content-type'] ??= 'application/json';
+    headers['content-length'] = String(Buffer.byteLength(body));
+  }
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers, localAddress: ip, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const responseHeaders = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            for (const item of [value ?? []].flat()) responseHeaders.append(name, item);
+          }
+          let parsed: unknown;
+          try {
+            parsed = text ? JSON.parse(text) : undefined;
+          } catch {
+            parsed = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: parsed, text });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}

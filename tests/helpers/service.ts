@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../server/src/config.ts';
+import { TestClock } from '../../server/src/lib/clock.ts';
+import { createLogger } from '../../server/src/lib/logger.ts';
+import { startService, type RunningService } from '../../gateway/src/server.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
+import { startSmtpServer, type SmtpServer } from './smtp.ts';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Every log line the service writes, kept so tests can assert that no secret is in them. */
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  _write(chunk: Buffer, _encoding: string, callback: () => void) {
+    this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    callback();
+  }
+  text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+/** A test service's configuration: loopback on `port`, mail to `smtpUrl`, fresh secrets, no rate limits. */
+export function serviceEnv(port: number, smtpUrl: string): Record<string, string> {
+  return {
+    NODE_ENV: 'test',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    SMTP_URL: smtpUrl,
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    DATA_KEY: randomBytes(32).toString('hex'),
+    RATE_LIMITS: 'off',
+  };
+}
+
+export type TestService = RunningService & {
+  url: string;
+  clock: TestClock;
+  smtp: SmtpServer;
+  logs: LogCapture;
+  env: Record<string, string>;
+  close(): Promise<void>;
+};
+
+/** What a second instance of the same deployment shares with the first (PostgreSQL only). */
+function sameDeployment(first: TestService): TestDatabase {
+  const { DATABASE_URL, JWT_SECRET, DATA_KEY, PUBLIC_URL } = first.env;
+  if (!DATABASE_URL) throw new Error('two instances need a database server: set DATABASE_URL');
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
+  return {
+    // Tokens name PUBLIC_URL as their issuer, so both instances must agree on it.
+    env: { DATA_DIR: dataDir, DATABASE_URL, JWT_SECRET, DATA_KEY, PUBLIC_URL },
+    drop: async () => rmSync(dataDir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * The whole service (gateway and worker) in-process on a real port, a fresh database,
+ * a real SMTP server and a test clock. `env` overrides configuration per suite.
+ * `options.joining` starts another instance of that service's deployment instead: its
+ * database, secrets and public URL; the first one drops the database when it closes.
+ */
+export async function startTestService(
+  env: Record<string, string> = {},
+  options: { joining?: TestService } = {},
+): Promise<TestService> {
+  const database = options.joining ? sameDeployment(options.joining) : await createTestDatabase();
+  const smtp = await startSmtpServer();
+  const port = await freePort();
+  const fullEnv: Record<string, string> = { ...serviceEnv(port, smtp.url), LOG_LEVEL: 'debug', ...database.env, ...env };
+  const clock = new TestClock();
+  const logs = new LogCapture();
+  const config = loadConfig(fullEnv);
+  const service = await startService(config, 'all', { clock, logger: createLogger(config.logLevel, logs) });
+  return {
+    ...service,
+    url: service.url!,
+    clock,
+    smtp,
+    logs,
+    env: fullEnv,
+    async close() {
+      await service.stop();
+      await smtp.close();
+      await database.drop();
+    },
+  };
+}
+
+export type HttpResult = { status: number; headers: Headers; body: any; text: string };
+
+/** fetch with the body parsed when it is JSON. */
+export async function request(
+  base: string,
+  method: string,
+  path: string,
+  options: { json?: unknown; body?: string | Buffer; headers?: Record<string, string> } = {},
+): Promise<HttpResult> {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: string | Buffer | undefined = options.body;
+  if (options.json !== undefined) {
+    body = JSON.stringify(options.json);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(base + path, { method, headers, body: body as BodyInit | undefined, redirect: 'manual' });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}

@@ -1,0 +1,62 @@
+import type { AddressInfo } from 'node:net';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+
+export type ReceivedMail = { to: string; subject: string; text: string; html: string; raw: ParsedMail };
+
+/** A real SMTP server in-process: the service sends over the wire, tests read what arrived. */
+export async function startSmtpServer() {
+  const inbox: ReceivedMail[] = [];
+  const waiters = new Set<() => void>();
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, _session, callback) {
+      simpleParser(stream).then(
+        (raw) => {
+          const to = [raw.to].flat().flatMap((address) => address?.value ?? []).map((v) => v.address ?? '').join(',');
+          inbox.push({ to, subject: raw.subject ?? '', text: raw.text ?? '', html: typeof raw.html === 'string' ? raw.html : '', raw });
+          for (const wake of waiters) wake();
+          callback();
+        },
+        (error) => callback(error),
+      );
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    inbox,
+    /** The first mail to `to` (after `since` mails already seen) that matches, or a timeout error. */
+    async waitFor(to: string, match: (mail: ReceivedMail) => boolean = () => true, timeoutMs = 5000): Promise<ReceivedMail> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = inbox.find((mail) => mail.to === to && match(mail));
+        if (found) return found;
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`no mail to ${to} within ${timeoutMs} ms`);
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            waiters.delete(wake);
+            clearTimeout(timer);
+            resolve();
+          };
+          const timer = setTimeout(wake, left);
+          waiters.add(wake);
+        });
+      }
+    },
+    mailsTo: (to: string) => inbox.filter((mail) => mail.to === to),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+export type SmtpServer = Awaited<ReturnType<typeof startSmtpServer>>;
+
+export function linkToken(mail: ReceivedMail): string {
+  const match = /verify-email\?token=([\w-]+)/.exec(mail.text);
+  if (!match) throw new Error(`no verification link in mail "${mail.subject}"`);
+  return match[1];
+}

@@ -1,0 +1,151 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import Stripe from 'stripe';
+import { createCallerFactory } from '../../server/src/trpc.ts';
+import { createContextInner } from '../../server/src/context.ts';
+import { appRouter } from '../../server/src/router.ts';
+import { linkToken } from './smtp.ts';
+import { request, type HttpResult, type TestService } from './service.ts';
+
+const stripe = new Stripe('sk_test_x');
+
+export type TestAccount = { id: number; email: string; token: string };
+
+/** Registers, confirms from the real e-mail and logs in, the way a person would. */
+export async function createAccount(service: Pick<TestService, 'url' | 'smtp'>, label = 'owner'): Promise<TestAccount> {
+  const email = `${label}-${randomBytes(4).toString('hex')}@example.com`;
+  const password = 'correct horse battery staple';
+  const registered = await request(service.url, 'POST', '/api/v1/auth/register', { json: { email, password, name: label } });
+  if (registered.status !== 201) throw new Error(`register answered ${registered.status}: ${registered.text}`);
+  const mail = await service.smtp.waitFor(email);
+  const verified = await request(service.url, 'POST', '/api/v1/auth/verify-email', { json: { token: linkToken(mail) } });
+  if (verified.status !== 200) throw new Error(`verify answered ${verified.status}: ${verified.text}`);
+  const login = await request(service.url, 'POST', '/api/v1/auth/login', { json: { email, password } });
+  if (login.status !== 200) throw new Error(`login answered ${login.status}: ${login.text}`);
+  return { id: login.body.user.id, email, token: login.body.token };
+}
+
+/** Server-side tRPC caller with the account's session, through the real procedures. */
+export function callerFor(service: Pick<TestService, 'deps'>, account: TestAccount) {
+  return createCallerFactory(appRouter)(createContextInner(service.deps, { bearer: account.token }));
+}
+
+/** Polls until `check` returns a truthy value (which it returns), or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined | false | 0 | null> | T | undefined | false | 0 | null, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value as T;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export const unixNow = (service: Pick<TestService, 'clock'>) => Math.floor(service.clock.now().getTime() / 1000);
+
+// ---------------------------------------------------------------- Stripe
+
+export function stripeEvent(options: { id?: string; type: string; created: number; object: Record<string, unknown> }) {
+  return {
+    id: options.id ?? `evt_${randomBytes(12).toString('hex')}`,
+    object: 'event',
+    api_version: '2024-06-20',
+    created: options.created,
+    data: { object: options.object },
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    type: options.type,
+  };
+}
+
+/** Signed exactly as Stripe signs: stripe-node's own test header helper. */
+export function stripeHeaders(payload: string, secret: string, timestamp: number): Record<string, string> {
+  return {
+    'content-type': 'application/json; charset=utf-8',
+    'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp }),
+    'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+  };
+}
+
+// ---------------------------------------------------------------- Paddle
+
+export function paddleEvent(options: { eventId?: string; eventType: string; occurredAt: Date; data: Record<string, unknown> }) {
+  return {
+    event_id: options.eventId ?? `evt_01${randomBytes(12).toString('hex')}`,
+    event_type: options.eventType,
+    // Paddle sends microseconds.
+    occurred_at: options.occurredAt.toISOString().replace('Z', '123Z'),
+    notification_id: `ntf_01${randomBytes(12).toString('hex')}`,
+    data: options.data,
+  };
+}
+
+/** `Paddle-Signature: ts=<unix>;h1=<hex>` with h1 = HMAC-SHA256(secret, ts + ":" + body). */
+export function paddleHeaders(payload: string | Buffer, secret: string, timestamp: number): Record<string, string> {
+  const h1 = createHmac('sha256', secret).update(`${timestamp}:`).update(payload).digest('hex');
+  return { 'content-type': 'application/json', 'paddle-signature': `ts=${timestamp};h1=${h1}` };
+}
+
+// ---------------------------------------------------------------- Telegram
+
+let nextMessageId = 1000;
+
+export function telegramUpdate(updateId: number, chatId: number, text: string, from: { id?: number; first_name?: string } = {}) {
+  return {
+    update_id: updateId,
+    message: {
+      message_id: nextMessageId++,
+      from: { id: from.id ?? chatId, is_bot: false, first_name: from.first_name ?? 'Ana', language_code: 'en' },
+      chat: { id: chatId, first_name: from.first_name ?? 'Ana', type: 'private' },
+      date: Math.floor(Date.now() / 1000),
+      text,
+      ...(text.startsWith('/') ? { entities: [{ offset: 0, length: text.split(' ')[0].length, type: 'bot_command' }] } : {}),
+    },
+  };
+}
+
+export function telegramHeaders(secretToken: string | undefined): Record<string, string> {
+  return { 'content-type': 'application/json', ...(secretToken === undefined ? {} : { 'x-telegram-bot-api-secret-token': secretToken }) };
+}
+
+// ---------------------------------------------------------------- Viber
+
+/**
+ * A Viber message callback as text: message_token is a 64-bit integer literal, which
+ * JSON.stringify cannot write, so it is spliced in.
+ */
+export function viberMessage(messageToken: string, sender: { id: string; name: string }, text: string, timestamp = Date.now()): string {
+  const body = {
+    event: 'message',
+    timestamp,
+    chat_hostname: 'SN-CHAT-05_',
+    message_token: '__TOKEN__',
+    sender: { ...sender, avatar: 'https://media-direct.example/avatar.jpg', language: 'en', country: 'PT', api_version: 10 },
+    message: { text, type: 'text' },
+    silent: false,
+  };
+  return JSON.stringify(body).replace('"__TOKEN__"', messageToken);
+}
+
+export function viberHeaders(payload: string | Buffer, botToken: string): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'x-viber-content-signature': createHmac('sha256', botToken).update(payload).digest('hex'),
+  };
+}
+
+/** A 19-digit token beyond 2^53, like Viber's. */
+export function viberToken(n: number): string {
+  return (5741311803571721087n + BigInt(n)).toString();
+}
+
+// ---------------------------------------------------------------- HTTP
+
+export function post(service: Pick<TestService, 'url'>, path: string, body: string | Buffer, headers: Record<string, string>): Promise<HttpResult> {
+  return request(service.url, 'POST', path, { body, headers });
+}

@@ -1,0 +1,147 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { AUTH, assertError, bearer, login, me, nextMail, registerAndVerify } from './helpers/auth.ts';
+import { request, startTestService, type TestService } from './helpers/service.ts';
+import { linkToken } from './helpers/smtp.ts';
+
+type Context = { service: TestService; secrets: Set<string> };
+const test = suite<Context>('REST operations: health, readiness, OpenAPI, docs, request ids and logs');
+
+test.before(async (context) => {
+  context.service = await startTestService();
+  context.secrets = new Set();
+});
+test.after(async ({ service }) => {
+  await service?.close();
+});
+
+const AUTH_PATHS: Array<[string, string]> = [
+  ['/auth/register', 'post'],
+  ['/auth/verify-email', 'post'],
+  ['/auth/resend-verification', 'post'],
+  ['/auth/login', 'post'],
+  ['/auth/me', 'get'],
+  ['/auth/logout', 'post'],
+];
+
+test('GET /healthz and /readyz: 200', async ({ service }) => {
+  const health = await request(service.url, 'GET', '/healthz');
+  assert.is(health.status, 200);
+  const ready = await request(service.url, 'GET', '/readyz');
+  assert.is(ready.status, 200);
+});
+
+test('GET /readyz: 503 while a migration is missing, 200 again once it is back', async ({ service }) => {
+  const [row] = await service.deps.db.query<{ name: string; applied_at: Date }>('SELECT * FROM schema_migrations ORDER BY name LIMIT 1');
+  await service.deps.db.query('DELETE FROM schema_migrations WHERE name = $1', [row.name]);
+  try {
+    const notReady = await request(service.url, 'GET', '/readyz');
+    assertError(notReady, 503, 'SERVICE_UNAVAILABLE');
+    assert.is((await request(service.url, 'GET', '/healthz')).status, 200);
+  } finally {
+    await service.deps.db.query('INSERT INTO schema_migrations (name, applied_at) VALUES ($1, $2)', [row.name, row.applied_at]);
+  }
+  assert.is((await request(service.url, 'GET', '/readyz')).status, 200);
+});
+
+test('GET /api/v1/openapi.json: an OpenAPI 3 document with the six auth routes', async ({ service }) => {
+  const result = await request(service.url, 'GET', '/api/v1/openapi.json');
+  assert.is(result.status, 200);
+  assert.match(result.headers.get('content-type') ?? '', 'application/json');
+  const document = result.body;
+  assert.match(document.openapi, /^3\.\d+\.\d+$/);
+  assert.type(document.info.title, 'string');
+  assert.is(document.servers[0].url, `${service.env.PUBLIC_URL}/api/v1`);
+  for (const [path, method] of AUTH_PATHS) {
+    assert.ok(document.paths[path]?.[method], `${method.toUpperCase()} ${path} is documented`);
+  }
+  const register = document.paths['/auth/register'].post;
+  assert.ok(register.requestBody, 'register documents its body');
+  const schema = JSON.stringify(register.requestBody);
+  for (const field of ['email', 'password', 'name', 'company']) assert.match(schema, `"${field}"`);
+  assert.ok(document.paths['/auth/me'].get.security?.length, '/me is marked as authenticated');
+});
+
+test('GET /api/v1/docs: an HTML page of the same routes', async ({ service }) => {
+  const result = await request(service.url, 'GET', '/api/v1/docs');
+  assert.is(result.status, 200);
+  assert.match(result.headers.get('content-type') ?? '', 'text/html');
+  assert.match(result.text, /^<!doctype html>/i);
+  for (const [path, method] of AUTH_PATHS) assert.match(result.text, new RegExp(`${method.toUpperCase()}</span> <code>${path}</code>`));
+  assert.match(result.text, 'openapi.json');
+});
+
+test('X-Request-Id: a sane one is echoed, anything else replaced by a fresh id', async ({ service }) => {
+  const echoed = await request(service.url, 'GET', '/healthz', { headers: { 'x-request-id': 'trace-abc.123_XYZ' } });
+  assert.is(echoed.headers.get('x-request-id'), 'trace-abc.123_XYZ');
+  for (const offered of ['has spaces in it', 'x'.repeat(65), '<script>']) {
+    const replaced = await request(service.url, 'GET', '/healthz', { headers: { 'x-request-id': offered } });
+    assert.match(replaced.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+  }
+  const first = (await request(service.url, 'GET', '/healthz')).headers.get('x-request-id');
+  const second = (await request(service.url, 'GET', '/healthz')).headers.get('x-request-id');
+  assert.is.not(first, second);
+  const onError = await request(service.url, 'GET', `${AUTH}/me`, { headers: { 'x-request-id': 'trace-on-error' } });
+  assert.is(onError.headers.get('x-request-id'), 'trace-on-error');
+});
+
+test('logs are JSON lines; each request line carries its request id and the full path', async ({ service }) => {
+  await request(service.url, 'POST', `${AUTH}/login`, { json: { email: 'log@example.com', password: 'whatever1' }, headers: { 'x-request-id': 'trace-login-1' } });
+  await request(service.url, 'GET', '/verify-email?token=in-the-query', { headers: { 'x-request-id': 'trace-page-1' } });
+  const lines = service.logs.lines.map((line) => JSON.parse(line));
+  for (const line of lines) assert.type(line.msg, 'string');
+  const loginLine = lines.find((line) => line.requestId === 'trace-login-1');
+  assert.ok(loginLine, 'a line for the login request');
+  assert.is(loginLine.method, 'POST');
+  assert.is(loginLine.path, `${AUTH}/login`);
+  assert.is(loginLine.status, 401);
+  const pageLine = lines.find((line) => line.requestId === 'trace-page-1');
+  assert.is(pageLine.path, '/verify-email');
+});
+
+test('a 5xx carries no internal detail; the detail goes to the log with the request id', async ({ service }) => {
+  const account = await registerAndVerify(service, 'broken@example.com');
+  // A sealed API key that no longer opens: the service cannot answer this login.
+  await service.deps.db.query("UPDATE accounts SET api_key_sealed = 'v1.garbage' WHERE id = $1", [account.user.id]);
+  const json = { email: account.email, password: account.password };
+  const rest = await request(service.url, 'POST', `${AUTH}/login`, { json, headers: { 'x-request-id': 'trace-broken-1' } });
+  assert.is(rest.status, 500);
+  assert.equal(rest.body, { success: false, code: 'INTERNAL_ERROR', message: 'Something went wrong on our side.' });
+  const trpc = await request(service.url, 'POST', '/trpc/auth.login', { json });
+  assert.is(trpc.status, 500);
+  assert.is(trpc.body.error.message, 'Something went wrong on our side.');
+  assert.is(trpc.body.error.data.appCode, 'INTERNAL_ERROR');
+  assert.not.match(trpc.text, /stack|sealed|\.ts:\d+/);
+  const logged = service.logs.lines.map((line) => JSON.parse(line)).filter((line) => line.requestId === 'trace-broken-1' && line.level === 'error');
+  assert.ok(logged.some((line) => line.err?.message), 'the cause is logged with the request id');
+});
+
+test('the account flows of this suite, for the secrets check that follows', async (context) => {
+  const { service, secrets } = context;
+  const account = await registerAndVerify(service, 'secretive@example.com', { password: 'Pa55word-for-the-log-check' });
+  secrets.add(account.password).add(account.token).add(account.apiKey);
+  const verifyToken = linkToken(service.smtp.mailsTo(account.email)[0]);
+  secrets.add(verifyToken);
+  await request(service.url, 'GET', `/verify-email?token=${verifyToken}`);
+  await me(service, bearer(account.apiKey));
+  await me(service, { cookie: `svc_token=${account.token}` });
+  const second = await login(service, account.email, account.password);
+  secrets.add(second.body.token);
+  await request(service.url, 'POST', `${AUTH}/logout`, { headers: bearer(second.body.token) });
+  await me(service, bearer(second.body.token));
+  await login(service, account.email, 'wrong-Pa55word-for-the-log');
+  secrets.add('wrong-Pa55word-for-the-log');
+  await request(service.url, 'POST', `${AUTH}/register`, { json: { email: account.email, password: 'another-Pa55word-here', name: 'X' } });
+  secrets.add('another-Pa55word-here');
+  const seen = service.smtp.mailsTo(account.email).length;
+  await nextMail(service, account.email, seen);
+  assert.is(secrets.size, 7);
+});
+
+test('no password, JWT, API key or verification token ever appears in the logs', async ({ service, secrets }) => {
+  const text = service.logs.text();
+  assert.ok(service.logs.lines.length > 20, `${service.logs.lines.length} log lines`);
+  for (const secret of secrets) assert.not.ok(text.includes(secret), `the logs contain ${secret.slice(0, 12)}…`);
+});
+
+test.run();

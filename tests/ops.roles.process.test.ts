@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+import { spawnScript, spawnService, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
+import { freePort, request } from './helpers/service.ts';
+import { startSmtpServer, type SmtpServer } from './helpers/smtp.ts';
+import { createAccount, eventually, paddleEvent, paddleHeaders, post, type TestAccount } from './helpers/webhook-fixtures.ts';
+
+// The docker-compose topology as local processes: `npm run migrate`, then `npm run gateway`
+// and `npm run worker` side by side on one PostgreSQL. On the embedded database (which
+// serves one process) only the migrate step applies, and that is what is checked there.
+
+const roles = suite('separate roles on one database');
+const BILLING_SECRET = `pdl_ntfset_${randomBytes(12).toString('hex')}`;
+let database: TestDatabase;
+let smtp: SmtpServer;
+let env: Record<string, string>;
+const running: ServiceProcess[] = [];
+
+roles.before(async () => {
+  database = await createTestDatabase();
+  smtp = await startSmtpServer();
+  env = {
+    ...database.env,
+    HOST: '127.0.0.1',
+    SMTP_URL: smtp.url,
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    DATA_KEY: randomBytes(32).toString('hex'),
+    BILLING_WEBHOOK_SECRET: BILLING_SECRET,
+    BILLING_PLANS: 'pri_roles_pro=pro',
+    RATE_LIMITS: 'off',
+  };
+});
+
+roles.after(async () => {
+  for (const service of running) service.child.kill('SIGKILL');
+  await smtp.close();
+  await database.drop();
+});
+
+const migrate = () => spawnScript('server/src/migrate.ts', [], env);
+
+roles('npm run migrate applies the migrations, and a second run has nothing to do', async () => {
+  const first = migrate();
+  assert.is(await first.exited, 0, first.output());
+  assert.match(first.output(), /database migrated/);
+  const second = migrate();
+  assert.is(await second.exited, 0, second.output());
+  assert.match(second.output(), /database already up to date/);
+});
+
+if (process.env.DATABASE_URL) {
+  let base: string;
+  let account: TestAccount;
+
+  /** A Paddle subscription event for the account, signed now with the billing secret. */
+  const subscriptionDelivery = (accountId: number, eventType: string, status: string) => {
+    const event = paddleEvent({
+      eventType,
+      occurredAt: new Date(),
+      data: { id: 'sub_roles', status, custom_data: { account_id: String(accountId) }, items: [{ price: { id: 'pri_roles_pro' } }] },
+    });
+    const payload = JSON.stringify(event);
+    return { payload, headers: paddleHeaders(payload, BILLING_SECRET, Math.floor(Date.now() / 1000)) };
+  };
+  const plan = async () => (await request(base, 'GET', '/api/v1/auth/me', { headers: { authorization: `Bearer ${account.token}` } })).body?.user?.plan;
+  const startWorker = () => {
+    const worker = spawnService(env, 'worker');
+    running.push(worker);
+    return worker;
+  };
+
+  roles('a gateway process serves accounts while a worker process of its own applies webhooks', async () => {
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    const gateway = spawnService({ ...env, PORT: String(port), PUBLIC_URL: base }, 'gateway');
+    running.push(gateway);
+    await waitUntilReady(`${base}/readyz`, gateway);
+    account = await createAccount({ url: base, smtp });
+    const worker = startWorker();
+
+    const delivery = subscriptionDelivery(account.id, 'subscription.activated', 'active');
+    assert.is((await post({ url: base }, '/billingprovider/webhook', delivery.payload, delivery.headers)).status, 200);
+    await eventually(async () => (await plan()) === 'pro', 20_000, 'the worker process applied the plan');
+
+    worker.child.kill('SIGTERM');
+    assert.is(await worker.exited, 0, worker.output());
+  });
+
+  roles('with no worker running the gateway still acknowledges durably; a worker started later applies it', async () => {
+    const cancel = subscriptionDelivery(account.id, 'subscription.canceled', 'canceled');
+    assert.is((await post({ url: base }, '/billingprovider/webhook', cancel.payload, cancel.headers)).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.is(await plan(), 'pro', 'nothing applies it while no worker runs');
+    const worker = startWorker();
+    await eventually(async () => (await plan()) === 'free', 30_000, 'the new worker applied the kept delivery');
+    worker.child.kill('SIGTERM');
+    assert.is(await worker.exited, 0, worker.output());
+  });
+}
+
+roles.run();
