@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import PgBoss from 'pg-boss';
 import type { Db } from './db.ts';
 import type { Logger } from './logger.ts';
@@ -43,6 +44,11 @@ const QUEUE_OPTIONS: PgBoss.Queue[] = [
   },
 ];
 
+const SCHEMA = 'pgboss';
+
+/** pg-boss's own SQL builders: the adapter recognises the statements it must not fail. */
+const plans = createRequire(import.meta.url)('pg-boss/src/plans.js') as Record<'completeJobs' | 'failJobsById', (schema: string) => string>;
+
 /**
  * pg-boss runs on the shared pool through its `db` adapter: on the embedded database that
  * is the only way to reach the single backend, and on a real one it saves a second pool.
@@ -50,14 +56,29 @@ const QUEUE_OPTIONS: PgBoss.Queue[] = [
  */
 export async function startQueue(options: { db: Db; logger: Logger; supervise: boolean }): Promise<PgBoss> {
   const { db, logger, supervise } = options;
-  // pg-boss 10 calls complete() and fail() without awaiting them, so one that runs after
-  // stop (a fetch that was in flight returns jobs) would reach a closed pool as an
-  // unhandled rejection. Once stopped, its adapter answers nothing instead; jobs fetched
-  // that late stay active and expire into a retry, so none is lost.
+  // pg-boss 10 records a job's outcome with complete() or fail() without awaiting either,
+  // so a failed write would be an unhandled rejection that ends the process. The adapter
+  // therefore never rejects those two statements: it logs the error and answers nothing,
+  // which pg-boss reads as "no job affected". The job stays active, expires and is tried
+  // again; webhook effects are idempotent, so nothing is lost or applied twice. Once pg-boss
+  // has stopped (a fetch in flight can still return jobs), every statement answers nothing
+  // in the same way instead of reaching a closed pool.
+  const outcomeWrites = new Set([plans.completeJobs(SCHEMA), plans.failJobsById(SCHEMA)]);
+  const nothing = undefined as unknown as { rows: unknown[] };
   let stopped = false;
+  const executeSql = async (text: string, values: unknown[]) => {
+    if (stopped) return nothing;
+    if (!outcomeWrites.has(text)) return db.executeSql(text, values);
+    try {
+      return await db.executeSql(text, values);
+    } catch (error) {
+      logger.warn({ err: error }, 'could not record a job outcome; the job will expire and run again');
+      return nothing;
+    }
+  };
   const boss = new PgBoss({
-    db: { executeSql: (text, values) => (stopped ? Promise.resolve({ rows: [] }) : db.executeSql(text, values)) },
-    schema: 'pgboss',
+    db: { executeSql },
+    schema: SCHEMA,
     supervise,
     schedule: false,
     migrate: true,
