@@ -4,6 +4,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import { ZodError } from 'zod';
 import type { Context } from './context.ts';
 import { AppError, type ErrorCode, type ErrorIssue } from './errors.ts';
+import { isDatabaseUnavailable } from './lib/db.ts';
 import { authenticate, type AuthContext } from './modules/auth/auth.credentials.ts';
 
 const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
@@ -17,6 +18,8 @@ const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
   429: 'TOO_MANY_REQUESTS',
   503: 'SERVICE_UNAVAILABLE',
 };
+
+const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 export function zodIssues(error: ZodError): ErrorIssue[] {
   return error.issues.map((issue) => ({ path: issue.path.join('.') || '(body)', message: issue.message }));
@@ -66,7 +69,14 @@ function mapAppError(error: TRPCError, ctx: Context, path: string): TRPCError {
     return new TRPCError({ code, message: cause.message, cause });
   }
   if (error.code === 'INTERNAL_SERVER_ERROR') {
-    ctx.deps.logger.error({ err: error.cause ?? error, path, requestId: ctx.request.requestId }, 'procedure failed');
+    const log = { err: error.cause ?? error, path, requestId: ctx.request.requestId };
+    if (isDatabaseUnavailable(error.cause)) {
+      // Not our bug and not the caller's: a 503 with Retry-After tells clients to try again.
+      ctx.deps.logger.warn(log, 'database unavailable');
+      const unavailable = new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS });
+      return new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: unavailable.message, cause: unavailable });
+    }
+    ctx.deps.logger.error(log, 'procedure failed');
   }
   return error;
 }

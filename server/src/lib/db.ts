@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { Sequelize, type Transaction } from 'sequelize';
+import { ConnectionError, Sequelize, type Transaction } from 'sequelize';
 import type { Logger } from './logger.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres.ts';
 
@@ -103,4 +103,26 @@ export async function createDatabase(options: DbOptions): Promise<Db> {
       await embedded?.stop();
     },
   };
+}
+
+// PostgreSQL SQLSTATEs that mean "not now" rather than "wrong": connection exceptions
+// (class 08), too many connections, and the server shutting down or starting up.
+const UNAVAILABLE_SQLSTATES = new Set(['53300', '57P01', '57P02', '57P03']);
+const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Whether an error means the database could not be reached or is going away, as opposed to
+ * a query it refused. Such a request deserves a 503 and a retry, not a 500. Walks the
+ * wrappers Sequelize and pg put around the original error.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    if (current instanceof ConnectionError) return true;
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && (code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_SOCKET_CODES.has(code))) return true;
+    if (/^Connection terminated/.test(current.message)) return true;
+    const wrapped = current as { parent?: unknown; original?: unknown; cause?: unknown };
+    current = wrapped.parent ?? wrapped.original ?? wrapped.cause;
+  }
+  return false;
 }

@@ -1,0 +1,87 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import pg from 'pg';
+import { Sequelize } from 'sequelize';
+import { isDatabaseUnavailable } from '../server/src/lib/db.ts';
+import { AUTH, assertError, bearer, login, me, PASSWORD, registerAndVerify } from './helpers/auth.ts';
+import { freePort, request, startTestService, type TestService } from './helpers/service.ts';
+import { eventually } from './helpers/webhook-fixtures.ts';
+
+// While the database cannot be reached, callers get 503 SERVICE_UNAVAILABLE with a
+// Retry-After (try again), never a 500 (our bug); once it is back, everything answers again.
+
+let service: TestService;
+
+test.before(async () => {
+  service = await startTestService();
+});
+test.after(async () => {
+  await service?.close();
+});
+
+test('a query the database refuses is a fault, not an outage', async () => {
+  const refused = await service.deps.db.query('SELECT * FROM no_such_table').then(() => undefined, (error: unknown) => error);
+  assert.ok(refused instanceof Error);
+  assert.is(isDatabaseUnavailable(refused), false);
+  assert.is(isDatabaseUnavailable(new Error('something else')), false);
+  assert.is(isDatabaseUnavailable(undefined), false);
+});
+
+test('a database nobody listens on is an outage, through Sequelize and through pg', async () => {
+  const url = `postgres://postgres@127.0.0.1:${await freePort()}/none`;
+  const sequelize = new Sequelize(url, { dialect: 'postgres', dialectModule: pg, logging: false });
+  try {
+    const viaSequelize = await sequelize.query('SELECT 1').then(() => undefined, (error: unknown) => error);
+    assert.ok(viaSequelize, 'Sequelize could not connect');
+    assert.is(isDatabaseUnavailable(viaSequelize), true);
+  } finally {
+    await sequelize.close();
+  }
+  const client = new pg.Client({ connectionString: url });
+  const viaPg = await client.connect().then(() => undefined, (error: unknown) => error);
+  assert.is(isDatabaseUnavailable(viaPg), true);
+});
+
+if (process.env.DATABASE_URL) {
+  test('REST, tRPC and readiness answer 503 while the database is away, and recover without a restart', async () => {
+    const account = await registerAndVerify(service, 'outage@example.com');
+    const databaseName = new URL(service.env.DATABASE_URL).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    try {
+      // What a failover or restart looks like from here: connections dropped, new ones refused.
+      await admin.query(`ALTER DATABASE ${databaseName} ALLOW_CONNECTIONS false`);
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [databaseName]);
+
+      const byKey = await eventually(async () => {
+        const answer = await me(service, bearer(account.apiKey));
+        return answer.status === 503 && answer;
+      }, 10_000, '/me to notice the outage');
+      assertError(byKey, 503, 'SERVICE_UNAVAILABLE');
+      assert.is(byKey.headers.get('retry-after'), '5');
+
+      const loginAnswer = await login(service, account.email, PASSWORD);
+      assertError(loginAnswer, 503, 'SERVICE_UNAVAILABLE');
+      assert.not.match(loginAnswer.text, new RegExp(`${databaseName}|ALLOW_CONNECTIONS|not currently accepting`));
+
+      const viaTrpc = await request(service.url, 'GET', '/trpc/auth.me', { headers: bearer(account.apiKey) });
+      assert.is(viaTrpc.status, 503);
+      assert.is(viaTrpc.body.error.data.appCode, 'SERVICE_UNAVAILABLE');
+
+      assertError(await request(service.url, 'GET', '/readyz'), 503, 'SERVICE_UNAVAILABLE');
+      assert.is((await request(service.url, 'GET', '/healthz')).status, 200, 'the process itself is fine');
+    } finally {
+      await admin.query(`ALTER DATABASE ${databaseName} ALLOW_CONNECTIONS true`);
+      await admin.end();
+    }
+
+    await eventually(async () => (await me(service, bearer(account.apiKey))).status === 200, 10_000, '/me back after the outage');
+    assert.is((await login(service, account.email, PASSWORD)).status, 200);
+    assert.is((await request(service.url, 'GET', '/readyz')).status, 200);
+    assert.not.ok(/"msg":"procedure failed"/.test(service.logs.text()), 'an outage is not logged as our bug');
+    assert.ok(service.logs.text().includes('database unavailable'), 'but it is logged');
+    assert.is((await request(service.url, 'POST', `${AUTH}/logout`, { headers: bearer(account.token) })).status, 200);
+  });
+}
+
+test.run();
