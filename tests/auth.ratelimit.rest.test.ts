@@ -58,6 +58,23 @@ test('login: 10 attempts per account and IP in 15 minutes, whatever X-Forwarded-
   assert.is((await loginFrom(service, '127.0.1.1', xavier.email, xavier.password)).status, 200);
 });
 
+test('behind TRUST_PROXY=1, the client is the last X-Forwarded-For entry; entries a client adds further left do not count', async () => {
+  const proxied = await startTestService({ RATE_LIMITS: 'on', TRUST_PROXY: '1' });
+  try {
+    const account = await registerAndVerify(proxied, 'zelda@example.com');
+    // Every request comes from the same socket address, as it does behind a load balancer.
+    const via = (forwardedFor: string, password?: string) =>
+      loginFrom(proxied, '127.0.9.1', account.email, password, { 'x-forwarded-for': forwardedFor });
+    await repeat(10, () => via('203.0.113.7'), 401);
+    assertLimited(await via('203.0.113.7', account.password), 900);
+    assertLimited(await via('198.51.100.1, 203.0.113.7', account.password), 900);
+    assert.is((await via('203.0.113.8', account.password)).status, 200, 'another client behind the same proxy');
+    assert.is((await via('203.0.113.7, 203.0.113.9', account.password)).status, 200, 'the proxy saw 203.0.113.9');
+  } finally {
+    await proxied.close();
+  }
+});
+
 test('login: 100 attempts per IP in 15 minutes, across addresses', async ({ service, xavier }) => {
   await repeat(100, (round) => loginFrom(service, '127.0.2.1', `spray.${round % 10}@example.com`), 401);
   assertLimited(await loginFrom(service, '127.0.2.1', xavier.email, xavier.password), 900);

@@ -48,6 +48,7 @@ test('defaults', (context) => {
   assert.is(config.jwtTtlSeconds, 30 * 24 * 3600);
   assert.is(config.telegramApiUrl, 'https://api.telegram.org');
   assert.is(config.rateLimits, true);
+  assert.is(config.trustedProxies, 0);
   assert.equal(config.billingWebhookSecrets, []);
   assert.is(config.billingPlans.size, 0);
   assert.equal(config.warnings, []);
@@ -71,6 +72,8 @@ test('values are parsed: ports, URLs, durations, keys, plans, secrets', (context
   assert.equal([...config.billingPlans], [['pri_basic', 'pro'], ['pri_team', 'team']]);
   assert.equal(config.billingWebhookSecrets, ['new-secret', 'old-secret']);
   assert.is(config.rateLimits, false);
+  assert.is(loadConfig({ ...base, TRUST_PROXY: '2' }).trustedProxies, 2);
+  assert.is(loadConfig({ ...base, TRUST_PROXY: 'off' }).trustedProxies, 0);
   assert.ok(config.warnings.some((warning) => warning.includes('RATE_LIMITS')));
   assert.is(loadConfig({ ...base, PORT: '8080' }).publicUrl, 'http://localhost:8080');
   for (const [ttl, seconds] of [['90s', 90], ['15m', 900], ['30d', 2592000], ['3600', 3600]] as const) {
@@ -97,6 +100,9 @@ const BAD_VALUES: Array<[string, string]> = [
   ['JWT_TTL', 'forever'],
   ['JWT_TTL', '0'],
   ['RATE_LIMITS', 'yes'],
+  ['TRUST_PROXY', 'true'],
+  ['TRUST_PROXY', '0'],
+  ['TRUST_PROXY', '11'],
   ['PUBLIC_URL', 'gatehouse.example'],
   ['PUBLIC_URL', 'ftp://gatehouse.example'],
   ['DATABASE_URL', 'mysql://localhost/db'],

@@ -18,6 +18,11 @@ export type Gateway = { app: Koa; startDraining(): void };
 export function createGateway(deps: Deps): Gateway {
   let draining = false;
   const app = new Koa();
+  if (deps.config.trustedProxies > 0) {
+    // ctx.ip becomes the address the outermost trusted proxy saw, never a client's own claim.
+    app.proxy = true;
+    app.maxIpsCount = deps.config.trustedProxies;
+  }
   const router = new Router();
   mountHealth(router, deps, () => draining);
   mountTrpc(router, deps);

@@ -66,6 +66,10 @@ const envSchema = z.object({
   OPERATOR_BOT_SECRET: optionalText,
   TELEGRAM_API_URL: urlText(['http:', 'https:']).default('https://api.telegram.org'),
   RATE_LIMITS: z.enum(['on', 'off']).default('on'),
+  TRUST_PROXY: z
+    .string()
+    .default('off')
+    .refine((value) => value === 'off' || /^(?:[1-9]|10)$/.test(value), 'must be off or the number of proxies in front (1 to 10)'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -87,6 +91,12 @@ export type Config = {
   operatorBotSecret: string | undefined;
   telegramApiUrl: string;
   rateLimits: boolean;
+  /**
+   * How many reverse proxies in front append to X-Forwarded-For; 0 trusts none. The client
+   * address (per-IP rate limits) is the entry that many places from the end, so entries a
+   * client writes itself further left are never believed.
+   */
+  trustedProxies: number;
   logLevel: string;
   /** Things worth a warning at start, e.g. generated development secrets. */
   warnings: string[];
@@ -148,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     operatorBotSecret: e.OPERATOR_BOT_SECRET,
     telegramApiUrl: e.TELEGRAM_API_URL.replace(/\/+$/, ''),
     rateLimits: e.RATE_LIMITS === 'on',
+    trustedProxies: e.TRUST_PROXY === 'off' ? 0 : Number(e.TRUST_PROXY),
     logLevel: e.LOG_LEVEL,
     warnings,
   };
