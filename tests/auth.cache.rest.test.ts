@@ -130,6 +130,25 @@ if (!onServer) {
     assertError(await me(service, bearer(doomed.token)), 401, 'UNAUTHORIZED');
   });
 
+  test('AUTH_CACHE=off: no listener, nothing kept, a change no one was told of shows at once', async ({ service, sql }) => {
+    const uncached = await startTestService({ AUTH_CACHE: 'off' }, { joining: service });
+    try {
+      const account = await registerAndVerify(uncached, 'uncached@example.com');
+      assert.is((await me(uncached, bearer(account.apiKey))).status, 200);
+      assert.is((await me(uncached, bearer(account.token))).status, 200);
+      assert.is(uncached.deps.authCache.enabled, false);
+      assert.is(cachedByKey(uncached, account), undefined);
+      await unnoticed(sql, "UPDATE accounts SET plan = 'team' WHERE id = $1", [account.user.id]);
+      assert.is(await planOf(uncached, account), 'team');
+      const { rows } = await sql.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()', [
+        AUTH_CACHE_APPLICATION_NAME,
+      ]);
+      assert.is(rows[0].n, 1, "only the first instance's listener");
+    } finally {
+      await uncached.close();
+    }
+  });
+
   test('two instances on one database: logout on one refuses the JWT on the other within a second', async ({ service }) => {
     const other = await startTestService({}, { joining: service });
     try {

@@ -49,6 +49,7 @@ test('defaults', (context) => {
   assert.is(config.telegramApiUrl, 'https://api.telegram.org');
   assert.is(config.rateLimits, true);
   assert.is(config.trustedProxies, 0);
+  assert.is(config.authCache, true);
   assert.equal(config.billingWebhookSecrets, []);
   assert.is(config.billingPlans.size, 0);
   assert.equal(config.warnings, []);
@@ -73,6 +74,7 @@ test('values are parsed: ports, URLs, durations, keys, plans, secrets', (context
   assert.equal(config.billingWebhookSecrets, ['new-secret', 'old-secret']);
   assert.is(config.rateLimits, false);
   assert.is(loadConfig({ ...base, TRUST_PROXY: '2' }).trustedProxies, 2);
+  assert.is(loadConfig({ ...base, AUTH_CACHE: 'off' }).authCache, false);
   assert.is(loadConfig({ ...base, TRUST_PROXY: 'off' }).trustedProxies, 0);
   assert.ok(config.warnings.some((warning) => warning.includes('RATE_LIMITS')));
   assert.is(loadConfig({ ...base, PORT: '8080' }).publicUrl, 'http://localhost:8080');
@@ -100,6 +102,7 @@ const BAD_VALUES: Array<[string, string]> = [
   ['JWT_TTL', 'forever'],
   ['JWT_TTL', '0'],
   ['RATE_LIMITS', 'yes'],
+  ['AUTH_CACHE', 'no'],
   ['TRUST_PROXY', 'true'],
   ['TRUST_PROXY', '0'],
   ['TRUST_PROXY', '11'],

@@ -66,6 +66,7 @@ const envSchema = z.object({
   OPERATOR_BOT_SECRET: optionalText,
   TELEGRAM_API_URL: urlText(['http:', 'https:']).default('https://api.telegram.org'),
   RATE_LIMITS: z.enum(['on', 'off']).default('on'),
+  AUTH_CACHE: z.enum(['on', 'off']).default('on'),
   TRUST_PROXY: z
     .string()
     .default('off')
@@ -91,6 +92,11 @@ export type Config = {
   operatorBotSecret: string | undefined;
   telegramApiUrl: string;
   rateLimits: boolean;
+  /**
+   * Answer repeat /me callers from memory, kept exact by LISTEN/NOTIFY. Needs a direct
+   * connection or a session-mode pooler: behind a transaction-mode pooler, turn it off.
+   */
+  authCache: boolean;
   /**
    * How many reverse proxies in front append to X-Forwarded-For; 0 trusts none. The client
    * address (per-IP rate limits) is the entry that many places from the end, so entries a
@@ -158,6 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     operatorBotSecret: e.OPERATOR_BOT_SECRET,
     telegramApiUrl: e.TELEGRAM_API_URL.replace(/\/+$/, ''),
     rateLimits: e.RATE_LIMITS === 'on',
+    authCache: e.AUTH_CACHE === 'on',
     trustedProxies: e.TRUST_PROXY === 'off' ? 0 : Number(e.TRUST_PROXY),
     logLevel: e.LOG_LEVEL,
     warnings,

@@ -50,7 +50,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     // Leave one core to the event loop: argon2 on every core starves request handling.
     const passwords = await createPasswordHasher({ concurrency: Math.max(1, availableParallelism() - 1) });
     const jwt = await createJwtSigner({ secret: config.jwtSecret, issuer: config.publicUrl, ttlSeconds: config.jwtTtlSeconds, clock });
-    const useAuthCache = (overrides.authCache ?? true) && !db.embedded;
+    const useAuthCache = config.authCache && (overrides.authCache ?? true) && !db.embedded;
     const authCache = createAuthCache({ databaseUrl: useAuthCache ? config.databaseUrl : undefined, logger, clock });
     return {
       config,
