@@ -64,15 +64,16 @@ async function readInput(req: Request, url: URL, plan: InputPlan, pathInput: Rec
   return input;
 }
 
-type CallOptions = { path: string; getRawInput(): Promise<unknown>; ctx: Context; type: string; signal: undefined; batchIndex: number };
+type CallOptions = { path: string; getRawInput(): Promise<unknown>; ctx: Context; type: string };
 
 /**
  * What `router.createCaller(ctx).a.b(input)` does, less a proxy per path segment and the
- * lookup of a procedure that the route table already found.
+ * lookup of a procedure that the route table already found. No `signal` or `batchIndex`
+ * (none of ours reads them): tRPC copies these options key by key at every middleware level.
  */
 function callProcedure(found: { type: string; path: string; procedure: unknown }, ctx: Context, input: unknown): Promise<unknown> {
   const procedure = found.procedure as (options: CallOptions) => Promise<unknown>;
-  return procedure({ path: found.path, getRawInput: async () => input, ctx, type: found.type, signal: undefined, batchIndex: 0 });
+  return procedure({ path: found.path, getRawInput: async () => input, ctx, type: found.type });
 }
 
 function send(res: ServerResponse, status: number, headers: Headers, body: unknown): void {
