@@ -62,6 +62,37 @@ test('GET /api/v1/openapi.json: an OpenAPI 3 document with the six auth routes',
   assert.ok(document.paths['/auth/me'].get.security?.length, '/me is marked as authenticated');
 });
 
+test('the OpenAPI document describes the answers the gateway really gives', async ({ service }) => {
+  const document = (await request(service.url, 'GET', '/api/v1/openapi.json')).body;
+  const statuses = (path: string, method: string) => Object.keys(document.paths[path][method].responses).sort();
+  assert.equal(statuses('/auth/register', 'post'), ['201', '400', '413', '415', '429', '500', '503']);
+  assert.equal(statuses('/auth/login', 'post'), ['200', '400', '401', '403', '413', '415', '429', '500', '503']);
+  assert.equal(statuses('/auth/me', 'get'), ['200', '401', '500', '503']);
+
+  // One error schema, the contract's, and no trace of trpc-to-openapi's own error body.
+  const error = document.components.schemas.Error;
+  assert.equal(error.required, ['success', 'code', 'message']);
+  assert.equal(error.properties.success.enum, [false]);
+  assert.ok(error.properties.code.enum.includes('RATE_LIMITED'));
+  assert.equal(error.properties.issues.items.required, ['path', 'message']);
+  assert.not.match(JSON.stringify(document), /"#\/components\/schemas\/error\./);
+
+  const limited = document.paths['/auth/login'].post.responses['429'];
+  assert.ok(limited.headers['Retry-After'], '429 documents Retry-After');
+  assert.equal(limited.content['application/json'].schema.allOf[1].properties.code.enum, ['RATE_LIMITED']);
+  const unauthorized = document.paths['/auth/me'].get.responses['401'];
+  assert.ok(unauthorized.headers['WWW-Authenticate'], '401 on /me documents WWW-Authenticate');
+  assert.match(unauthorized.description, /JWT, API key or cookie/);
+  assert.ok(document.paths['/auth/login'].post.responses['200'].headers['Set-Cookie'], 'login documents its cookie');
+
+  // What the document promises is what the gateway answers with.
+  const refused = await request(service.url, 'POST', `${AUTH}/register`, { json: { email: 'not an address' } });
+  assertError(refused, 400, 'VALIDATION_FAILED');
+  assert.ok(error.properties.code.enum.includes(refused.body.code));
+  const created = await request(service.url, 'POST', `${AUTH}/register`, { json: { email: 'documented@example.com', password: 'long enough password', name: 'Doc' } });
+  assert.is(created.status, 201);
+});
+
 test('GET /api/v1/docs: an HTML page of the same routes', async ({ service }) => {
   const result = await request(service.url, 'GET', '/api/v1/docs');
   assert.is(result.status, 200);

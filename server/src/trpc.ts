@@ -43,9 +43,15 @@ export function describeError(error: TRPCError): { appCode: ErrorCode; issues?: 
   return { appCode: byTrpcCode[error.code] ?? 'INTERNAL_ERROR' };
 }
 
+/**
+ * trpc-to-openapi's meta, plus the success status of a REST route that answers other than
+ * 200 (register's 201), for the OpenAPI document.
+ */
+export type ProcedureMeta = OpenApiMeta<{ successStatus?: number }>;
+
 const t = initTRPC
   .context<Context>()
-  .meta<OpenApiMeta>()
+  .meta<ProcedureMeta>()
   .create({
     errorFormatter({ shape, error }) {
       const { appCode, issues } = describeError(error);

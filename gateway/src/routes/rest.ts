@@ -2,31 +2,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Router from '@koa/router';
 import type { Context as KoaContext, Next } from 'koa';
 import getRawBody from 'raw-body';
-import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { createContext, type RequestInfo } from '../../../server/src/context.ts';
 import type { Deps } from '../../../server/src/deps.ts';
 import { AppError, ERROR_STATUS, errorBody, type ErrorCode } from '../../../server/src/errors.ts';
 import { appRouter } from '../../../server/src/router.ts';
 import { contentTypeOf, hasBody } from '../http.ts';
 import { renderDocsPage } from './docs-page.ts';
+import { createOpenApiDocument } from './openapi-document.ts';
 import { createOpenApiHandler } from './openapi-handler.ts';
 import { responseMetaFor } from './procedure-meta.ts';
 
 export const API_PREFIX = '/api/v1';
 export const JSON_BODY_LIMIT = 16 * 1024;
-
-export function createOpenApiDocument(publicUrl: string) {
-  return generateOpenApiDocument(appRouter, {
-    title: 'Gatehouse API',
-    version: '1.0.0',
-    description: 'Account access. Errors are `{ success: false, code, message, issues? }`.',
-    baseUrl: `${publicUrl}${API_PREFIX}`,
-    securitySchemes: {
-      bearer: { type: 'http', scheme: 'bearer', description: 'A session JWT or a 64-hex API key' },
-      cookie: { type: 'apiKey', in: 'cookie', name: 'svc_token' },
-    },
-  });
-}
 
 /**
  * The body is read here, not by trpc-to-openapi: it accepts only the exact type
@@ -81,7 +68,7 @@ function shapeErrorBodies(res: ServerResponse): void {
 const requestInfo = new WeakMap<IncomingMessage, RequestInfo>();
 
 export function mountRest(router: Router, deps: Deps): void {
-  const document = createOpenApiDocument(deps.config.publicUrl);
+  const document = createOpenApiDocument(deps.config.publicUrl, API_PREFIX);
   const handler = createOpenApiHandler({
     router: appRouter,
     createContext: ({ req }) => createContext(deps, req, requestInfo.get(req) ?? { ip: '', requestId: '' }),
