@@ -113,8 +113,10 @@ export const authedProcedure = t.procedure.use(async ({ ctx, next, path }) => {
     throw mapAppError(getTRPCErrorFromUnknown(cause), ctx, path);
   }
   // The account goes onto this request's own context object: next({ ctx: { auth } }) would
-  // copy the whole context with that same helper. The `ctx` given to next is only its type
-  // (tRPC reads no override from an undefined one), so procedures still see `ctx.auth` typed.
+  // copy the whole context with that same helper. (The calls of a tRPC batch share one
+  // context, and with it one set of credentials, so they put the same account there.) The
+  // `ctx` given to next is only its type: tRPC reads no override from an undefined one, so
+  // procedures still see `ctx.auth` typed.
   (ctx as Context & { auth?: AuthContext }).auth = auth;
   return mapFailedResult(await next({ ctx: undefined as unknown as { auth: AuthContext } }), ctx, path);
 });

@@ -23,7 +23,7 @@ type RestRoute = {
   responseHeaders?: z.ZodObject;
 };
 
-// Statuses every route can answer with: bodies the gateway refuses, and a database away.
+// Statuses the gateway adds to a route's own: a refused body (POST routes) and a database away (all).
 const BODY_ERRORS: Record<number, string> = { 413: 'The body is over 16 KiB', 415: 'The body is not application/json' };
 const UNAVAILABLE = { 503: 'The database cannot be reached; try again after Retry-After' };
 
