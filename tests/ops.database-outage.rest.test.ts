@@ -42,8 +42,10 @@ test('a database nobody listens on is an outage, through Sequelize and through p
   assert.is(isDatabaseUnavailable(viaPg), true);
 });
 
+const dispatchFailures = () => service.logs.lines.filter((line) => line.includes('inbox dispatch failed')).length;
+
 if (process.env.DATABASE_URL) {
-  test('REST, tRPC and readiness answer 503 while the database is away, and recover without a restart', async () => {
+  test('REST, tRPC and readiness answer 503 while the database is away, the worker backs off, and all recover without a restart', async () => {
     const account = await registerAndVerify(service, 'outage@example.com');
     const databaseName = new URL(service.env.DATABASE_URL).pathname.slice(1);
     const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
@@ -70,12 +72,18 @@ if (process.env.DATABASE_URL) {
 
       assertError(await request(service.url, 'GET', '/readyz'), 503, 'SERVICE_UNAVAILABLE');
       assert.is((await request(service.url, 'GET', '/healthz')).status, 200, 'the process itself is fine');
+
+      // The worker's inbox dispatcher (every 100 ms) backs off and says so once, not per tick.
+      await eventually(async () => dispatchFailures() > 0, 10_000, 'the dispatcher to notice the outage');
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      assert.is(dispatchFailures(), 1, 'one warning for the whole streak');
     } finally {
       await admin.query(`ALTER DATABASE ${databaseName} ALLOW_CONNECTIONS true`);
       await admin.end();
     }
 
     await eventually(async () => (await me(service, bearer(account.apiKey))).status === 200, 10_000, '/me back after the outage');
+    await eventually(async () => service.logs.text().includes('inbox dispatch works again'), 10_000, 'the dispatcher back');
     assert.is((await login(service, account.email, PASSWORD)).status, 200);
     assert.is((await request(service.url, 'GET', '/readyz')).status, 200);
     assert.not.ok(/"msg":"procedure failed"/.test(service.logs.text()), 'an outage is not logged as our bug');

@@ -32,22 +32,47 @@ export async function dispatchInbox(deps: Pick<Deps, 'db' | 'queue' | 'clock'>):
   });
 }
 
+/** While dispatch keeps failing (the database is away, say), tries are spaced up to this. */
+export const DISPATCH_MAX_BACKOFF_MS = 5_000;
+/** A failing streak is logged when it starts, then at most this often, and when it ends. */
+const FAILURE_LOG_INTERVAL_MS = 30_000;
+
 /**
  * Dispatches every DISPATCH_INTERVAL_MS, and again at once while batches come back full;
  * `onDispatched` wakes the webhook worker so that new jobs do not wait for its next poll.
+ * After a failure the next try waits twice as long each time, up to DISPATCH_MAX_BACKOFF_MS,
+ * so that an outage costs neither a flood of log lines nor a connection attempt per tick.
+ * (Timing is the process's own monotonic clock: it paces work, it dates nothing.)
  */
 export function startInboxDispatcher(deps: Deps, onDispatched: () => void): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   let stopped = false;
+  let failures = 0;
+  let retryAt = 0;
+  let loggedAt = -Infinity;
+  const onFailure = (error: unknown) => {
+    failures++;
+    const now = performance.now();
+    retryAt = now + Math.min(DISPATCH_INTERVAL_MS * 2 ** failures, DISPATCH_MAX_BACKOFF_MS);
+    if (failures === 1 || now - loggedAt >= FAILURE_LOG_INTERVAL_MS) {
+      loggedAt = now;
+      deps.logger.warn({ err: error, failures }, 'inbox dispatch failed; trying again with backoff');
+    }
+  };
+  const onSuccess = () => {
+    if (failures) deps.logger.info({ failures }, 'inbox dispatch works again');
+    failures = 0;
+  };
   const dispatch = () => {
-    running ??= (async () => {
+    if (running || stopped || performance.now() < retryAt) return;
+    running = (async () => {
       let count: number;
       do {
         count = await dispatchInbox(deps);
         if (count) onDispatched();
       } while (count === DISPATCH_BATCH && !stopped);
     })()
-      .catch((error) => deps.logger.warn({ err: error }, 'inbox dispatch failed; retrying on the next tick'))
+      .then(onSuccess, onFailure)
       .finally(() => (running = undefined));
   };
   const timer = setInterval(dispatch, DISPATCH_INTERVAL_MS);
