@@ -33,7 +33,7 @@ export async function dispatchInbox(deps: Pick<Deps, 'db' | 'queue' | 'clock'>):
 }
 
 /** While dispatch keeps failing (the database is away, say), tries are spaced up to this. */
-export const DISPATCH_MAX_BACKOFF_MS = 5_000;
+const DISPATCH_MAX_BACKOFF_MS = 5_000;
 /** A failing streak is logged when it starts, then at most this often, and when it ends. */
 const FAILURE_LOG_INTERVAL_MS = 30_000;
 
