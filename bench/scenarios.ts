@@ -1,7 +1,7 @@
 import type { LoadOptions } from './load.ts';
 import type { Measurement } from './measurement.ts';
 import type { ServiceProcess } from './service-process.ts';
-import { BASELINE, p99AtMostTimes, p99Below, rateAtLeast, type Target } from './targets.ts';
+import { BASELINE, p99AtMostTimes, p99Below, rateAlike, rateAtLeast, type Target } from './targets.ts';
 import { webhookIngest } from './webhook-ingest.ts';
 
 export const CONNECTIONS = 50;
@@ -63,6 +63,15 @@ async function meUnderLogins(bench: BenchContext): Promise<Measurement> {
   return me;
 }
 
+/** Password-reset requests for `email`: a known address gets a token and a mail, an unknown one nothing. */
+const forgotFor = (email: (bench: BenchContext) => string) => (bench: BenchContext) =>
+  bench.load({
+    url: `${bench.service.info.url}/api/v1/auth/password/forgot`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: email(bench) }),
+  });
+
 /** Run in this order. */
 export const SCENARIOS: Scenario[] = [
   {
@@ -117,6 +126,21 @@ export const SCENARIOS: Scenario[] = [
     references: ['me-jwt'],
     targets: [p99AtMostTimes('me-jwt', 3)],
     settleMs: 500,
+  },
+  {
+    id: 'forgot-known',
+    label: 'POST /password/forgot, known address',
+    unit: 'req/s',
+    run: forgotFor((bench) => bench.service.info.account.email),
+  },
+  {
+    id: 'forgot-unknown',
+    label: 'POST /password/forgot, unknown address',
+    unit: 'req/s',
+    run: forgotFor(() => 'nobody-at-all@example.com'),
+    // Sampled right before each round, so the two are compared under the same load.
+    references: ['forgot-known'],
+    targets: [rateAlike('forgot-known', 0.8)],
   },
   {
     id: 'webhook-ingest',

@@ -6,7 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { SMTPServer } from 'smtp-server';
 import { startService, type RunningService } from '../gateway/src/server.ts';
 import { loadConfig } from '../server/src/config.ts';
 import { startBareServer } from './bare.ts';
@@ -30,9 +32,29 @@ const COMMANDS: Record<string, CommandHandler> = {
   },
 };
 
-function benchConfig(dataDir: string) {
+/**
+ * Production refuses to start without SMTP_URL: mails (the reset mails of the forgot
+ * scenarios) go to a local server that takes and drops them, as a relay would take them.
+ */
+async function startMailSink(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, _session, done) {
+      stream.on('end', () => done());
+      stream.resume();
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return { url: `smtp://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+function benchConfig(dataDir: string, smtpUrl: string) {
   return loadConfig({
     NODE_ENV: 'production',
+    SMTP_URL: smtpUrl,
     HOST: '127.0.0.1',
     PORT: '0',
     PUBLIC_URL: 'http://127.0.0.1',
@@ -62,7 +84,8 @@ function answerCommands(service: RunningService, stop: () => Promise<void>): voi
 async function main(): Promise<void> {
   if (!process.env.DATABASE_URL || !process.send) throw new Error('bench/serve.ts is started by bench/run.ts (needs DATABASE_URL and IPC)');
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
-  const service = await startService(benchConfig(dataDir), 'all');
+  const mail = await startMailSink();
+  const service = await startService(benchConfig(dataDir, mail.url), 'all');
   const bare = await startBareServer();
   const account = await seedAccount(service.deps, service.url!);
   const site = await seedSite(service.deps, account);
@@ -71,6 +94,7 @@ async function main(): Promise<void> {
     bare.server.closeIdleConnections();
     await closed;
     await service.stop();
+    await mail.close();
     rmSync(dataDir, { recursive: true, force: true });
     process.exit(0);
   };

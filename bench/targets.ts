@@ -38,3 +38,12 @@ export const p99AtMostTimes = (id: string, factor: number): Target => ({
   label: `p99 <= ${factor}x ${id} p99`,
   met: (own, results) => own.p99 <= factor * reference(results, id).p99,
 });
+
+/** Alike: the rate is within `fraction` of the reference's either way (0.8: between 80% and 125%). */
+export const rateAlike = (id: string, fraction: number): Target => ({
+  label: `rate within ${Math.round(fraction * 100)}%..${Math.round(100 / fraction)}% of ${id}`,
+  met: (own, results) => {
+    const ratio = own.rate / reference(results, id).rate;
+    return ratio >= fraction && ratio <= 1 / fraction;
+  },
+});

@@ -3,9 +3,11 @@ import * as assert from 'uvu/assert';
 import { decodeJwt } from 'jose';
 import pg from 'pg';
 import { AUTH_CACHE_APPLICATION_NAME, apiKeyCacheKey, sessionCacheKey } from '../server/src/modules/auth/auth.cache.ts';
-import { ACCOUNT_COLUMNS, type AccountRow } from '../server/src/modules/auth/auth.credentials.ts';
+import { ACCOUNT_COLUMNS } from '../server/src/modules/auth/auth.credentials.ts';
+import type { AccountRow } from '../server/src/modules/auth/auth.types.ts';
 import { AUTH, assertError, bearer, login, me, registerAndVerify, type Account } from './helpers/auth.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
+import { eventually } from './helpers/wait.ts';
 
 /**
  * /me answers repeat callers from memory; these tests change accounts and sessions behind the
@@ -15,17 +17,6 @@ import { request, startTestService, type TestService } from './helpers/service.t
 const onServer = Boolean(process.env.DATABASE_URL);
 const test = suite<{ service: TestService; sql: pg.Client }>('REST auth cache: invalidated by NOTIFY, off when it cannot listen');
 
-/** Polls until `check` is truthy; no sleeps where a condition can be watched. */
-async function eventually<T>(what: string, check: () => Promise<T> | T, timeoutMs = 1000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) assert.unreachable(`${what} within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 const cachedByKey = (service: TestService, account: Account) =>
   service.deps.authCache.get(apiKeyCacheKey(account.apiKey));
 const cachedBySession = (service: TestService, token: string) =>
@@ -33,10 +24,10 @@ const cachedBySession = (service: TestService, token: string) =>
 
 /** Asks /me until its answer came from the database and is now cached (a notice may void a fill). */
 async function primeKey(service: TestService, account: Account) {
-  await eventually('the API key cached', async () => (await me(service, bearer(account.apiKey))).status === 200 && cachedByKey(service, account));
+  await eventually('the API key cached', async () => (await me(service, bearer(account.apiKey))).status === 200 && cachedByKey(service, account), 1_000);
 }
 async function primeSession(service: TestService, token: string) {
-  await eventually('the session cached', async () => (await me(service, bearer(token))).status === 200 && cachedBySession(service, token));
+  await eventually('the session cached', async () => (await me(service, bearer(token))).status === 200 && cachedBySession(service, token), 1_000);
 }
 
 const planOf = async (service: TestService, account: Account) => (await me(service, bearer(account.apiKey))).body.user.plan;
@@ -98,12 +89,12 @@ if (!onServer) {
     // With the sessions trigger off no notice comes: only the local eviction can refuse it.
     const second = (await login(service, account.email)).body.token as string;
     await primeSession(service, second);
-    await sql.query('ALTER TABLE sessions DISABLE TRIGGER sessions_auth_notify');
+    await sql.query('ALTER TABLE sessions DISABLE TRIGGER sessions_auth_notify_update');
     try {
       await logout(service, second);
       assertError(await me(service, bearer(second)), 401, 'UNAUTHORIZED');
     } finally {
-      await sql.query('ALTER TABLE sessions ENABLE TRIGGER sessions_auth_notify');
+      await sql.query('ALTER TABLE sessions ENABLE TRIGGER sessions_auth_notify_update');
     }
   });
 
@@ -113,20 +104,20 @@ if (!onServer) {
     await unnoticed(sql, "UPDATE accounts SET plan = 'team' WHERE id = $1", [account.user.id]);
     assert.is(await planOf(service, account), 'free', 'the cached row answers while nothing is notified');
     await sql.query("UPDATE accounts SET plan = 'pro' WHERE id = $1", [account.user.id]);
-    await eventually('the new plan in /me', async () => (await planOf(service, account)) === 'pro');
+    await eventually('the new plan in /me', async () => (await planOf(service, account)) === 'pro', 1_000);
   });
 
   test('a session revoked, or an account deleted, by SQL is refused within a second', async ({ service, sql }) => {
     const account = await registerAndVerify(service, 'revoked@example.com');
     await primeSession(service, account.token);
     await sql.query('UPDATE sessions SET revoked_at = now() WHERE id = $1', [decodeJwt(account.token).sid]);
-    await eventually('the revoked session refused', async () => (await me(service, bearer(account.token))).status === 401);
+    await eventually('the revoked session refused', async () => (await me(service, bearer(account.token))).status === 401, 1_000);
 
     const doomed = await registerAndVerify(service, 'deleted@example.com');
     await primeKey(service, doomed);
     await primeSession(service, doomed.token);
     await sql.query('DELETE FROM accounts WHERE id = $1', [doomed.user.id]);
-    await eventually('the deleted account refused by API key', async () => (await me(service, bearer(doomed.apiKey))).status === 401);
+    await eventually('the deleted account refused by API key', async () => (await me(service, bearer(doomed.apiKey))).status === 401, 1_000);
     assertError(await me(service, bearer(doomed.token)), 401, 'UNAUTHORIZED');
   });
 
@@ -157,7 +148,7 @@ if (!onServer) {
       await primeSession(service, account.token);
       await primeSession(other, account.token);
       await logout(service, account.token);
-      await eventually('the JWT refused on the other instance', async () => (await me(other, bearer(account.token))).status === 401);
+      await eventually('the JWT refused on the other instance', async () => (await me(other, bearer(account.token))).status === 401, 1_000);
     } finally {
       await other.close();
     }
@@ -171,7 +162,7 @@ if (!onServer) {
       [AUTH_CACHE_APPLICATION_NAME],
     );
     assert.is(rowCount, 1, 'one listener to terminate');
-    await eventually('the cache off', () => !service.deps.authCache.enabled);
+    await eventually('the cache off', () => !service.deps.authCache.enabled, 1_000);
     assert.is(cachedByKey(service, account), undefined);
 
     // Unheard while the connection is down, and still no stale answer.
@@ -183,7 +174,7 @@ if (!onServer) {
     assert.is(await planOf(service, account), 'team');
     await primeKey(service, account);
     await sql.query("UPDATE accounts SET plan = 'pro' WHERE id = $1", [account.user.id]);
-    await eventually('the new plan in /me after reconnecting', async () => (await planOf(service, account)) === 'pro');
+    await eventually('the new plan in /me after reconnecting', async () => (await planOf(service, account)) === 'pro', 1_000);
   });
 
   test('a row read before a notice came in is not kept: it may predate the change', async ({ service, sql }) => {
@@ -193,7 +184,7 @@ if (!onServer) {
     const epochBefore = cache.epoch;
     const [stale] = await service.deps.db.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.id = $1`, [account.user.id]);
     await sql.query("UPDATE accounts SET plan = 'pro' WHERE id = $1", [account.user.id]);
-    await eventually('the notice heard', () => cache.epoch !== epochBefore);
+    await eventually('the notice heard', () => cache.epoch !== epochBefore, 1_000);
     cache.set(key, { account: stale }, epochBefore);
     assert.is(cache.get(key), undefined);
     assert.is(await planOf(service, account), 'pro');
@@ -210,7 +201,7 @@ if (!onServer) {
     const account = await registerAndVerify(service, 'truncate@example.com');
     await primeSession(service, account.token);
     await sql.query('TRUNCATE sessions');
-    await eventually('the truncated session refused', async () => (await me(service, bearer(account.token))).status === 401);
+    await eventually('the truncated session refused', async () => (await me(service, bearer(account.token))).status === 401, 1_000);
   });
 }
 

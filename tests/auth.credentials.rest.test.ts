@@ -2,6 +2,7 @@ import { createHash, createHmac, generateKeyPairSync, randomUUID } from 'node:cr
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
+import { jwtKeyId } from '../server/src/lib/jwt.ts';
 import { AUTH, assertError, bearer, me, registerAndVerify, type Account } from './helpers/auth.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
 
@@ -36,8 +37,8 @@ async function assertRejected(service: TestService, token: string, label: string
   assert.is(result.headers.get('www-authenticate'), 'Bearer', label);
 }
 
-test('the session JWT: HS256 with sub, sid, iat, exp and iss', async ({ service, alice }) => {
-  assert.equal(decodeProtectedHeader(alice.token), { alg: 'HS256', typ: 'JWT' });
+test('the session JWT: HS256 with a kid naming its secret; sub, sid, iat, exp and iss', async ({ service, alice }) => {
+  assert.equal(decodeProtectedHeader(alice.token), { alg: 'HS256', typ: 'JWT', kid: jwtKeyId(Buffer.from(service.env.JWT_SECRET)) });
   const claims = decodeJwt(alice.token);
   assert.equal(Object.keys(claims).sort(), ['exp', 'iat', 'iss', 'sid', 'sub']);
   assert.is(claims.sub, String(alice.user.id));

@@ -15,10 +15,13 @@ test.after(async ({ service }) => {
   await service?.close();
 });
 
-test('the session cookie adds Secure and carries Max-Age of JWT_TTL', async ({ service }) => {
+test('the session and device cookies add Secure; the session cookie carries Max-Age of JWT_TTL', async ({ service }) => {
   const account = await registerAndVerify(service, 'secure@example.com');
   const login = await request(service.url, 'POST', `${AUTH}/login`, { json: { email: account.email, password: account.password } });
-  assert.equal(login.headers.getSetCookie(), [`svc_token=${login.body.token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=43200; Secure`]);
+  const [session, device, ...others] = login.headers.getSetCookie();
+  assert.is(session, `svc_token=${login.body.token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=43200; Secure`);
+  assert.match(device, new RegExp(`^svc_device=d1\\.${account.user.id}\\.[\\w-]{22}\\.[\\w-]{43}; Path=/; HttpOnly; SameSite=Lax; Max-Age=31536000; Secure$`));
+  assert.equal(others, []);
   const logout = await request(service.url, 'POST', `${AUTH}/logout`, { headers: bearer(login.body.token) });
   assert.equal(logout.headers.getSetCookie(), ['svc_token=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure']);
 });

@@ -14,7 +14,7 @@ test.after(async ({ service }) => {
 
 const THIRTY_DAYS = 30 * 24 * 3600;
 
-test('success: 200 {success, token, user} and the exact session cookie', async ({ service }) => {
+test('success: 200 {success, token, user}, the exact session cookie and a signed device cookie', async ({ service }) => {
   const account = await registerAndVerify(service, 'login.ok@example.com');
   const result = await login(service, '  Login.OK@Example.com ', PASSWORD);
   assert.is(result.status, 200);
@@ -23,7 +23,10 @@ test('success: 200 {success, token, user} and the exact session cookie', async (
   assert.equal(result.body.user, account.user);
   assert.match(result.body.token, /^[\w-]+\.[\w-]+\.[\w-]+$/);
   assert.is.not(result.body.token, account.token);
-  assert.equal(result.headers.getSetCookie(), [`svc_token=${result.body.token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${THIRTY_DAYS}`]);
+  const [session, device, ...others] = result.headers.getSetCookie();
+  assert.is(session, `svc_token=${result.body.token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${THIRTY_DAYS}`);
+  assert.match(device, new RegExp(`^svc_device=d1\\.${account.user.id}\\.[\\w-]{22}\\.[\\w-]{43}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${365 * 24 * 3600}$`));
+  assert.equal(others, []);
   assert.is((await me(service, bearer(result.body.token))).status, 200);
 });
 

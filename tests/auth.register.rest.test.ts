@@ -51,12 +51,12 @@ test('the user shape after verification matches the contract', async ({ service 
   assert.is(new Date(user.created_at).toISOString(), user.created_at);
 });
 
-test('passwords are stored as argon2id with at least the OWASP parameters', async ({ service }) => {
+test('passwords are stored as argon2id with the OWASP parameters: 19 MiB, 2 passes, 1 lane', async ({ service }) => {
   await registerForToken(service, 'argon@example.com');
   const row = await accountRow(service, 'argon@example.com');
   const match = /^\$argon2id\$v=19\$m=(\d+),t=(\d+),p=(\d+)\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/.exec(row.password_hash);
   assert.ok(match, `argon2id PHC string: ${row.password_hash}`);
-  assert.ok(Number(match[1]) >= 19456 && Number(match[2]) >= 2 && Number(match[3]) >= 1, row.password_hash);
+  assert.equal(match.slice(1, 4).map(Number), [19456, 2, 1], row.password_hash);
   assert.not.match(row.password_hash, PASSWORD);
 });
 
@@ -81,7 +81,7 @@ test('a taken, verified address: the same answer, a "someone tried" mail, nothin
   assert.equal((await me(service, bearer(owner.apiKey))).body.user, owner.user);
 });
 
-test('a taken, unverified address: the same answer, a fresh verification mail, nothing else changes', async ({ service }) => {
+test('a taken, unverified address: the same answer, a fresh link that carries this registration; nothing changes until it is used', async ({ service }) => {
   const email = 'taken.unverified@example.com';
   const firstToken = await registerForToken(service, email, { name: 'First Name', company: 'First Co' });
   const before = await accountRow(service, email);
@@ -91,18 +91,54 @@ test('a taken, unverified address: the same answer, a fresh verification mail, n
   assert.equal(again.body, REGISTERED);
 
   const mail = await nextMail(service, email, seen);
-  assert.match(mail.text, 'First Name');
+  assert.match(mail.text, 'Hello Second Name');
+  assert.match(mail.text, /registered again/);
   const freshToken = linkToken(mail);
   assert.is.not(freshToken, firstToken);
   assert.equal(await accountRow(service, email), before);
 
   assertError(await request(service.url, 'POST', `${AUTH}/verify-email`, { json: { token: firstToken } }), 400, 'INVALID_TOKEN');
   assert.is((await request(service.url, 'POST', `${AUTH}/verify-email`, { json: { token: freshToken } })).status, 200);
-  assert.is((await login(service, email, 'a different password')).status, 401);
-  const loggedIn = await login(service, email, PASSWORD);
+  assert.is((await login(service, email, PASSWORD)).status, 401);
+  const loggedIn = await login(service, email, 'a different password');
   assert.is(loggedIn.status, 200);
-  assert.is(loggedIn.body.user.name, 'First Name');
-  assert.is(loggedIn.body.user.company, 'First Co');
+  assert.is(loggedIn.body.user.name, 'Second Name');
+  assert.is(loggedIn.body.user.company, 'Second Co');
+  assert.is(loggedIn.body.user.id, before.id);
+});
+
+test('attack: whoever registers an address first cannot own it once the mailbox owner confirms', async ({ service }) => {
+  const victim = 'victim.prehijack@example.com';
+  const attackerPassword = 'attacker chose this';
+  assert.is((await register(service, { email: victim, password: attackerPassword, name: 'Attacker', company: 'Evil' })).status, 201);
+  await nextMail(service, victim, 0);
+  // Before anyone confirms, the attacker's password only learns that the address is unverified.
+  assertError(await login(service, victim, attackerPassword), 403, 'EMAIL_NOT_VERIFIED');
+
+  const victimToken = await registerForToken(service, victim, { name: 'Victim' });
+  assert.is((await request(service.url, 'POST', `${AUTH}/verify-email`, { json: { token: victimToken } })).status, 200);
+
+  assertError(await login(service, victim, attackerPassword), 401, 'INVALID_CREDENTIALS');
+  const owner = await login(service, victim, PASSWORD);
+  assert.is(owner.status, 200);
+  assert.is(owner.body.user.name, 'Victim');
+  assert.is(owner.body.user.company, null);
+  const tokens = await service.deps.db.query('SELECT 1 FROM email_tokens t JOIN accounts a ON a.id = t.account_id WHERE a.email = $1 AND t.used_at IS NULL', [victim]);
+  assert.is(tokens.length, 0, 'no link of the address is left to use');
+});
+
+test('attack: a resend asked for by the first registrant still carries the latest registration', async ({ service }) => {
+  const victim = 'victim.resend@example.com';
+  assert.is((await register(service, { email: victim, password: 'attacker chose this', name: 'Attacker' })).status, 201);
+  await nextMail(service, victim, 0);
+  await registerForToken(service, victim, { name: 'Victim' });
+  const seen = service.smtp.mailsTo(victim).length;
+  assert.is((await request(service.url, 'POST', `${AUTH}/resend-verification`, { json: { email: victim } })).status, 200);
+  const resent = await nextMail(service, victim, seen);
+  assert.match(resent.text, 'Hello Victim');
+  assert.is((await request(service.url, 'POST', `${AUTH}/verify-email`, { json: { token: linkToken(resent) } })).status, 200);
+  assert.is((await login(service, victim, 'attacker chose this')).status, 401);
+  assert.is((await login(service, victim, PASSWORD)).body.user.name, 'Victim');
 });
 
 const valid = { email: 'fields@example.com', password: PASSWORD, name: 'Fields' };

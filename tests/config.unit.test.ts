@@ -53,6 +53,10 @@ test('defaults', (context) => {
   assert.equal(config.billingWebhookSecrets, []);
   assert.is(config.billingPlans.size, 0);
   assert.equal(config.warnings, []);
+  assert.equal(config.corsOrigins, []);
+  assert.is(config.requestTimeoutMs, 30_000);
+  assert.is(config.headersTimeoutMs, 10_000);
+  assert.is(config.maxConnections, 2048);
   assert.is(loadConfig({ DATA_DIR: tempDir(context), JWT_SECRET: SECRET, DATA_KEY: KEY_HEX, PORT: '' }).port, 3000);
 });
 
@@ -82,9 +86,24 @@ test('values are parsed: ports, URLs, durations, keys, plans, secrets', (context
     assert.is(loadConfig({ ...base, JWT_TTL: ttl }).jwtTtlSeconds, seconds);
   }
   const raw = Buffer.from(KEY_HEX, 'hex');
-  assert.equal(loadConfig(base).dataKey, raw);
-  assert.equal(loadConfig({ ...base, DATA_KEY: raw.toString('base64') }).dataKey, raw);
-  assert.equal(loadConfig(base).jwtSecret, Buffer.from(SECRET));
+  assert.equal(loadConfig(base).dataKeys, [raw]);
+  assert.equal(loadConfig({ ...base, DATA_KEY: raw.toString('base64') }).dataKeys, [raw]);
+  assert.equal(loadConfig(base).jwtSecrets, [Buffer.from(SECRET)]);
+  // Rotation: several comma-separated values, the first in use; one key written twice is one.
+  const next = randomBytes(32);
+  assert.equal(loadConfig({ ...base, DATA_KEY: `${next.toString('base64')}, ${KEY_HEX}, ${raw.toString('base64')}` }).dataKeys, [next, raw]);
+  assert.equal(loadConfig({ ...base, JWT_SECRET: `${'n'.repeat(40)},${SECRET}` }).jwtSecrets, [Buffer.from('n'.repeat(40)), Buffer.from(SECRET)]);
+  const defaults = loadConfig(base);
+  assert.is(defaults.shutdownTimeoutMs, 25_000);
+  assert.is(defaults.databasePoolSize, 20);
+  assert.is(defaults.healthPort, undefined);
+  const tuned = loadConfig({ ...base, SHUTDOWN_TIMEOUT: '10s', DATABASE_POOL_SIZE: '50', HEALTH_PORT: '3001' });
+  assert.equal([tuned.shutdownTimeoutMs, tuned.databasePoolSize, tuned.healthPort], [10_000, 50, 3001]);
+  assert.equal(loadConfig({ ...base, CORS_ORIGINS: 'https://App.example/, http://localhost:5173' }).corsOrigins, ['https://app.example', 'http://localhost:5173']);
+  const timeouts = loadConfig({ ...base, REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: '1m', MAX_CONNECTIONS: '100' });
+  assert.is(timeouts.requestTimeoutMs, 5000);
+  assert.is(timeouts.headersTimeoutMs, 5000, 'headers cannot take longer than the whole request');
+  assert.is(timeouts.maxConnections, 100);
 });
 
 const BAD_VALUES: Array<[string, string]> = [
@@ -93,9 +112,16 @@ const BAD_VALUES: Array<[string, string]> = [
   ['PORT', '-1'],
   ['PORT', '80.5'],
   ['JWT_SECRET', 's'.repeat(31)],
+  ['JWT_SECRET', `${SECRET},short`],
+  ['JWT_SECRET', ','],
   ['DATA_KEY', 'not-a-key'],
   ['DATA_KEY', KEY_HEX.slice(1)],
   ['DATA_KEY', randomBytes(16).toString('base64')],
+  ['DATA_KEY', `${KEY_HEX},not-a-key`],
+  ['SHUTDOWN_TIMEOUT', 'never'],
+  ['DATABASE_POOL_SIZE', '1'],
+  ['DATABASE_POOL_SIZE', 'lots'],
+  ['HEALTH_PORT', '99999'],
   ['BILLING_PLANS', 'pri_1=pro,pri_2'],
   ['BILLING_PLANS', 'pri_1=pro=team'],
   ['BILLING_PLANS', '=pro'],
@@ -111,13 +137,19 @@ const BAD_VALUES: Array<[string, string]> = [
   ['DATABASE_URL', 'mysql://localhost/db'],
   ['SMTP_URL', 'http://mail.example'],
   ['NODE_ENV', 'staging'],
+  ['CORS_ORIGINS', 'app.example'],
+  ['CORS_ORIGINS', 'https://app.example/path'],
+  ['REQUEST_TIMEOUT', 'soon'],
+  ['HEADERS_TIMEOUT', '0'],
+  ['MAX_CONNECTIONS', '0'],
+  ['MAX_CONNECTIONS', 'many'],
 ];
 
 for (const [name, value] of BAD_VALUES) {
   test(`a bad ${name} (${value.slice(0, 20)}) is refused, naming the variable`, (context) => {
     const error = refusal({ DATA_DIR: tempDir(context), JWT_SECRET: SECRET, DATA_KEY: KEY_HEX, [name]: value });
     assert.match(error.message, name);
-    assert.ok(error.problems.every((problem) => problem.startsWith(`${name}:`)), error.problems.join('; '));
+    assert.equal(error.problems.map((problem) => problem.split(':')[0]), [name], error.problems.join('; '));
   });
 }
 
@@ -126,15 +158,25 @@ test('several bad values are all named at once', (context) => {
   assert.equal(error.problems.map((problem) => problem.split(':')[0]).sort(), ['BILLING_PLANS', 'DATA_KEY', 'JWT_SECRET', 'PORT']);
 });
 
-test('production refuses to start without JWT_SECRET, DATA_KEY or PUBLIC_URL', (context) => {
+test('production refuses to start without JWT_SECRET, DATA_KEY, PUBLIC_URL, DATABASE_URL (no embedded database) or SMTP_URL (no mail to the log)', (context) => {
   const dir = tempDir(context);
-  const full = { NODE_ENV: 'production', DATA_DIR: dir, JWT_SECRET: SECRET, DATA_KEY: KEY_HEX, PUBLIC_URL: 'https://gatehouse.example' };
-  for (const name of ['JWT_SECRET', 'DATA_KEY', 'PUBLIC_URL'] as const) {
+  const full = {
+    NODE_ENV: 'production',
+    DATA_DIR: dir,
+    JWT_SECRET: SECRET,
+    DATA_KEY: KEY_HEX,
+    PUBLIC_URL: 'https://gatehouse.example',
+    DATABASE_URL: 'postgres://gatehouse@db.internal/gatehouse',
+    SMTP_URL: 'smtp://mail.internal:25',
+  };
+  const required = ['JWT_SECRET', 'DATA_KEY', 'PUBLIC_URL', 'DATABASE_URL', 'SMTP_URL'] as const;
+  for (const name of required) {
     const { [name]: _left, ...missing } = full;
     const error = refusal(missing);
     assert.equal(error.problems.map((problem) => problem.split(':')[0]), [name]);
+    assert.match(error.message, `${name}: required when NODE_ENV=production`);
   }
-  assert.equal(refusal({ NODE_ENV: 'production', DATA_DIR: dir }).problems.map((p) => p.split(':')[0]).sort(), ['DATA_KEY', 'JWT_SECRET', 'PUBLIC_URL']);
+  assert.equal(refusal({ NODE_ENV: 'production', DATA_DIR: dir }).problems.map((p) => p.split(':')[0]).sort(), [...required].sort());
   const config = loadConfig(full);
   assert.is(config.env, 'production');
   assert.equal(config.warnings, []);
@@ -147,22 +189,23 @@ test('outside production, missing secrets are generated into DATA_DIR and reused
   const file = join(dir, 'dev-secrets.json');
   assert.ok(existsSync(file));
   assert.is(statSync(file).mode & 0o777, 0o600);
-  assert.ok(first.jwtSecret.length >= 32);
-  assert.is(first.dataKey.length, 32);
+  assert.is(first.jwtSecrets.length, 1);
+  assert.is(first.jwtSecrets[0].length, 64, '48 random bytes, in base64');
+  assert.is(first.dataKeys[0].length, 32);
   assert.ok(first.warnings.some((warning) => warning.includes('dev-secrets.json')), first.warnings.join('; '));
-  assert.not.match(first.warnings.join(' '), first.jwtSecret.toString());
+  assert.not.match(first.warnings.join(' '), first.jwtSecrets[0].toString());
 
   const stored = readFileSync(file, 'utf8');
   const second = loadConfig({ DATA_DIR: dir });
-  assert.equal(second.jwtSecret, first.jwtSecret);
-  assert.equal(second.dataKey, first.dataKey);
+  assert.equal(second.jwtSecrets, first.jwtSecrets);
+  assert.equal(second.dataKeys, first.dataKeys);
   assert.is(readFileSync(file, 'utf8'), stored);
 
   const elsewhere = loadConfig({ DATA_DIR: tempDir(context) });
-  assert.not.equal(elsewhere.jwtSecret, first.jwtSecret);
+  assert.not.equal(elsewhere.jwtSecrets, first.jwtSecrets);
   const partly = loadConfig({ DATA_DIR: dir, JWT_SECRET: SECRET });
-  assert.equal(partly.jwtSecret, Buffer.from(SECRET));
-  assert.equal(partly.dataKey, first.dataKey);
+  assert.equal(partly.jwtSecrets, [Buffer.from(SECRET)]);
+  assert.equal(partly.dataKeys, first.dataKeys);
 });
 
 test('npm start with a bad value stops with a message naming the variable', (context) => {

@@ -20,7 +20,21 @@ test.after(async ({ service }) => {
   await service?.close();
 });
 
-const POST_ROUTES = ['register', 'verify-email', 'resend-verification', 'login', 'logout'];
+const POST_ROUTES = [
+  'register',
+  'verify-email',
+  'resend-verification',
+  'login',
+  'logout',
+  'password/forgot',
+  'password/reset',
+  'password/change',
+  'api-key/rotate',
+  'sessions/revoke-all',
+  'email/change',
+  'email/confirm',
+  'account/delete',
+];
 
 /** Every answer this suite gets is kept, so the last test can check none was a 5xx. */
 async function send(context: Context, method: string, path: string, options: Parameters<typeof request>[3] = {}): Promise<HttpResult> {
@@ -98,6 +112,8 @@ test('JSON that is not an object (array, number, null, string, boolean): 400 VAL
 });
 
 test('missing fields and wrong types: 400 VALIDATION_FAILED naming each field', async (context) => {
+  // Signed in where the route needs it: the fields are checked after the credentials.
+  const signedIn = ['password/change', 'api-key/rotate', 'sessions/revoke-all', 'email/change', 'account/delete'];
   const cases: Array<[string, unknown, string[]]> = [
     ['register', {}, ['email', 'name', 'password']],
     ['register', { email: ['a@b.co'], password: { value: 'x' }, name: 7, company: 5 }, ['company', 'email', 'name', 'password']],
@@ -107,9 +123,23 @@ test('missing fields and wrong types: 400 VALIDATION_FAILED naming each field', 
     ['resend-verification', { email: true }, ['email']],
     ['login', {}, ['email', 'password']],
     ['login', { email: null, password: 12345678 }, ['email', 'password']],
+    ['password/forgot', {}, ['email']],
+    ['password/forgot', { email: 'Someone <a@b.example>' }, ['email']],
+    ['password/reset', {}, ['password', 'token']],
+    ['password/reset', { token: 7, password: 12345678 }, ['password', 'token']],
+    ['password/change', {}, ['current_password', 'new_password']],
+    ['password/change', { current_password: 'x', new_password: 'short' }, ['new_password']],
+    ['api-key/rotate', { grace_seconds: 'soon' }, ['grace_seconds']],
+    ['sessions/revoke-all', { keep_current: 'no' }, ['keep_current']],
+    ['email/change', {}, ['new_email', 'password']],
+    ['email/change', { new_email: 'not an address', password: 5 }, ['new_email', 'password']],
+    ['email/confirm', {}, ['token']],
+    ['account/delete', {}, ['password']],
+    ['account/delete', { password: null }, ['password']],
   ];
   for (const [route, json, paths] of cases) {
-    const result = await send(context, 'POST', `${AUTH}/${route}`, { json });
+    const headers = signedIn.includes(route) ? bearer(context.account.token) : {};
+    const result = await send(context, 'POST', `${AUTH}/${route}`, { json, headers });
     assertError(result, 400, 'VALIDATION_FAILED');
     assert.equal(issuePaths(result).sort(), paths, `${route} ${JSON.stringify(json)}`);
   }
@@ -164,6 +194,11 @@ test('a known path with the wrong method: 405 with Allow', async (context) => {
     ['POST', `${AUTH}/me`, 'GET'],
     ['DELETE', `${AUTH}/me`, 'GET'],
     ['POST', '/healthz', 'GET'],
+    ['GET', `${AUTH}/password/forgot`, 'POST'],
+    ['PUT', `${AUTH}/account/delete`, 'POST'],
+    ['POST', `${AUTH}/sessions`, 'GET'],
+    ['PUT', `${AUTH}/sessions/abc`, 'DELETE'],
+    ['DELETE', `${AUTH}/activity`, 'GET'],
   ];
   for (const [method, path, allow] of cases) {
     const result = await send(context, method, path, method === 'GET' || method === 'DELETE' ? {} : { json: {} });

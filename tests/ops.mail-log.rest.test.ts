@@ -2,6 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, MAIL_TIMEOUT_MS, PASSWORD, login } from './helpers/auth.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
+import { eventually } from './helpers/wait.ts';
 
 const test = suite<{ service: TestService }>('REST without SMTP_URL: e-mails are written to the log (development)');
 
@@ -12,14 +13,12 @@ test.after(async ({ service }) => {
   await service?.close();
 });
 
-/** The logged mails to `to`, waiting briefly: they are sent in the background. */
-async function loggedMails(service: TestService, to: string, count: number) {
-  const deadline = Date.now() + MAIL_TIMEOUT_MS;
-  for (;;) {
+/** The logged mails to `to`, once there are `count` of them: they are sent in the background. */
+function loggedMails(service: TestService, to: string, count: number) {
+  return eventually(`${count} logged mails to ${to}`, () => {
     const mails = service.logs.lines.map((line) => JSON.parse(line)).filter((line) => line.mail?.to === to);
-    if (mails.length >= count || Date.now() > deadline) return mails;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+    return mails.length >= count && mails;
+  }, MAIL_TIMEOUT_MS);
 }
 
 test('the verification mail, with its link, is logged; the link works; nothing goes over SMTP', async ({ service }) => {

@@ -5,7 +5,8 @@ import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { spawnScript, spawnService, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
 import { freePort, request } from './helpers/service.ts';
 import { startSmtpServer, type SmtpServer } from './helpers/smtp.ts';
-import { createAccount, eventually, paddleEvent, paddleHeaders, post, type TestAccount } from './helpers/webhook-fixtures.ts';
+import { eventually } from './helpers/wait.ts';
+import { createAccount, paddleEvent, paddleHeaders, post, type TestAccount } from './helpers/webhook-fixtures.ts';
 
 // The docker-compose topology as local processes: `npm run migrate`, then `npm run gateway`
 // and `npm run worker` side by side on one PostgreSQL. On the embedded database (which
@@ -82,7 +83,7 @@ if (process.env.DATABASE_URL) {
 
     const delivery = subscriptionDelivery(account.id, 'subscription.activated', 'active');
     assert.is((await post({ url: base }, '/billingprovider/webhook', delivery.payload, delivery.headers)).status, 200);
-    await eventually(async () => (await plan()) === 'pro', 20_000, 'the worker process applied the plan');
+    await eventually('the worker process applied the plan', async () => (await plan()) === 'pro', 20_000);
 
     worker.child.kill('SIGTERM');
     assert.is(await worker.exited, 0, worker.output());
@@ -94,7 +95,7 @@ if (process.env.DATABASE_URL) {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     assert.is(await plan(), 'pro', 'nothing applies it while no worker runs');
     const worker = startWorker();
-    await eventually(async () => (await plan()) === 'free', 30_000, 'the new worker applied the kept delivery');
+    await eventually('the new worker applied the kept delivery', async () => (await plan()) === 'free', 30_000);
     worker.child.kill('SIGTERM');
     assert.is(await worker.exited, 0, worker.output());
   });

@@ -41,7 +41,8 @@ function runFile(file) {
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
+    // Generous: the CLI suite spawns some forty processes, each opening the database.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 600_000);
     child.on('exit', (code) => {
       clearTimeout(timer);
       const text = stripAnsi(output);

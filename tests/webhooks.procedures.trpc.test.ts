@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { request, startTestService, type TestService } from './helpers/service.ts';
-import { createAccount, post, telegramHeaders, telegramUpdate, type TestAccount } from './helpers/webhook-fixtures.ts';
+import { request, type TestService } from './helpers/service.ts';
+import { createAccount, post, startWithOwner, telegramHeaders, telegramUpdate, type TestAccount } from './helpers/webhook-fixtures.ts';
 
 // The sites, channels and notifications procedures over tRPC's HTTP protocol (plain JSON,
 // no transformer). This service has neither BILLING_WEBHOOK_SECRET nor OPERATOR_BOT_SECRET.
@@ -12,8 +12,7 @@ let alice: TestAccount;
 let bob: TestAccount;
 
 test.before(async () => {
-  service = await startTestService();
-  alice = await createAccount(service, 'alice');
+  ({ service, owner: alice } = await startWithOwner({}, 'alice'));
   bob = await createAccount(service, 'bob');
 });
 
@@ -40,7 +39,7 @@ test('sites.create returns a site key and the public webhook URL; list shows it'
   const res = await mutation(alice, 'sites.create', { name: '  Alice shop  ', paymentWebhookSecret: 'whsec_alice_0123456789' });
   assert.is(res.status, 200);
   const { siteKey, webhookUrl } = data(res);
-  assert.match(siteKey, /^[A-Za-z0-9_-]{16,}$/);
+  assert.match(siteKey, /^site_[A-Za-z0-9_-]{24}$/, '18 random bytes in base64url');
   assert.is(webhookUrl, `${service.env.PUBLIC_URL}/webhook/payment/${siteKey}`);
   assert.not.match(res.text, 'whsec_alice');
   const list = data(await query(alice, 'sites.list'));
@@ -48,7 +47,7 @@ test('sites.create returns a site key and the public webhook URL; list shows it'
   assert.is(list.items[0].siteKey, siteKey);
   assert.is(list.items[0].name, 'Alice shop');
   assert.is(list.items[0].webhookUrl, webhookUrl);
-  assert.ok(!Number.isNaN(Date.parse(list.items[0].createdAt)));
+  assert.is(list.items[0].createdAt, service.clock.now().toISOString());
   assert.equal(Object.keys(list.items[0]).sort(), ['createdAt', 'name', 'siteKey', 'webhookUrl']);
   assert.equal(data(await query(alice, 'sites.payments', { siteKey })), { items: [] });
 });
@@ -66,7 +65,7 @@ test('channels.create: messengerone gets a secret token once, messengertwo gets 
   const one = data(await mutation(alice, 'channels.create', { platform: 'messengerone', name: 'TG', botToken: '123456:AA-telegram-token' }));
   assert.match(one.channelId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   assert.is(one.webhookUrl, `${service.env.PUBLIC_URL}/messengerone/bot/${one.channelId}`);
-  assert.match(one.secretToken, /^[A-Za-z0-9_-]{1,256}$/);
+  assert.match(one.secretToken, /^[A-Za-z0-9_-]{43}$/, '32 random bytes in base64url, as Telegram allows');
   const two = data(await mutation(alice, 'channels.create', { platform: 'messengertwo', name: 'VB', botToken: 'viber-token-abcdef' }));
   assert.is(two.secretToken, null);
   assert.is(two.webhookUrl, `${service.env.PUBLIC_URL}/messengertwo/bot/${two.channelId}`);
@@ -88,10 +87,11 @@ test('notifications: a fresh account is not linked; link codes are distinct and 
   assert.equal(data(await query(alice, 'notifications.status')), { linked: false, chats: 0 });
   const first = data(await mutation(alice, 'notifications.createLinkCode'));
   const second = data(await mutation(alice, 'notifications.createLinkCode'));
-  assert.match(first.code, /^[A-Z0-9-]{8,}$/);
+  // Twelve characters that cannot be misread (no 0/O, 1/I/L), in two groups of six.
+  assert.match(first.code, /^[A-HJKMNP-Z2-9]{6}-[A-HJKMNP-Z2-9]{6}$/);
   assert.is.not(first.code, second.code);
   const ttl = Date.parse(first.expiresAt) - service.clock.now().getTime();
-  assert.ok(ttl > 14 * 60_000 && ttl <= 15 * 60_000);
+  assert.is(ttl, 15 * 60_000);
   const rows = await service.deps.db.query<{ code_hash: Buffer }>('SELECT code_hash FROM operator_link_codes WHERE account_id = $1', [alice.id]);
   const hashOf = (code: string) => createHash('sha256').update(code.replace(/-/g, '')).digest('hex');
   assert.equal(rows.map((r) => r.code_hash.toString('hex')).sort(), [hashOf(first.code), hashOf(second.code)].sort(), 'only hashes are stored');

@@ -9,7 +9,7 @@
  */
 import { createTRPCClient, httpBatchLink, TRPCClientError, type TRPCClient } from '@trpc/client';
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
-import type { AppRouter } from '../../server/src/router.ts';
+import type { AppRouter } from './app-router.ts';
 
 export type { AppRouter };
 export { TRPCClientError };

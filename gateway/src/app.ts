@@ -2,14 +2,29 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import type { Deps } from '../../server/src/deps.ts';
 import { AppError } from '../../server/src/errors.ts';
-import { errorHandler, requestContext } from './http.ts';
+import { createCors } from './cors.ts';
+import { errorHandler, refuseBadPaths, requestContext } from './http.ts';
+import { mountApiDocs } from './routes/docs-page.ts';
 import { mountHealth } from './routes/health.ts';
+import { mountMetrics } from './routes/metrics.ts';
 import { mountPages } from './routes/pages.ts';
 import { mountRest } from './routes/rest.ts';
 import { mountTrpc } from './routes/trpc.ts';
 import { mountWebhooks } from './routes/webhooks.ts';
 
 export type Gateway = { app: Koa; startDraining(): void };
+
+const API_PATH = /^\/(?:api\/v1|trpc)\//;
+
+/**
+ * On every answer, `nosniff`; on the API's, `no-store`: they carry tokens, keys and account
+ * data that no cache should keep.
+ */
+async function responseHeaders(ctx: Koa.Context, next: Koa.Next) {
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  if (API_PATH.test(ctx.path)) ctx.set('Cache-Control', 'no-store');
+  return next();
+}
 
 /**
  * The Koa app, without listening. No global body parser: REST reads JSON with its own cap,
@@ -25,18 +40,26 @@ export function createGateway(deps: Deps): Gateway {
   }
   const router = new Router();
   mountHealth(router, deps, () => draining);
+  mountMetrics(router, deps);
   mountTrpc(router, deps);
+  // Before mountRest: its route table is the REST document alone, while openapi.json and the
+  // docs page describe the webhook routes too, so these answer those two paths first.
+  mountApiDocs(router, deps);
   mountRest(router, deps);
   mountWebhooks(router, deps);
   mountPages(router, deps);
 
-  app.use(requestContext(deps.logger));
+  app.use(requestContext(deps));
   app.use(async (ctx, next) => {
     await next();
     // While draining, answers tell clients to reconnect elsewhere instead of reusing the socket.
     if (draining) ctx.set('Connection', 'close');
   });
   app.use(errorHandler());
+  // Inside the error handler, so its answers keep the CORS headers set on the way in.
+  app.use(createCors(deps.config));
+  app.use(refuseBadPaths());
+  app.use(responseHeaders);
   app.use(router.routes());
   app.use(async (ctx) => {
     // Reached only when no route answered: a known path with another method is a 405.

@@ -1,21 +1,37 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import type { Context as KoaContext, Next } from 'koa';
-import { AppError, errorBody, type ErrorCode } from '../../server/src/errors.ts';
+import type { RequestInfo } from '../../server/src/context.ts';
+import type { Deps } from '../../server/src/deps.ts';
+import { toErrorResponse } from '../../server/src/error-response.ts';
+import { AppError } from '../../server/src/errors.ts';
 import type { Logger } from '../../server/src/lib/logger.ts';
-
-export type GatewayState = { requestId: string; logger: Logger };
+import { hasControlCharacter } from '../../server/src/lib/text.ts';
 
 const REQUEST_ID_PATTERN = /^[\w.-]{1,64}$/;
 
-/** A request id (the caller's, if it looks sane), echoed back and on every log line. */
-export function requestContext(logger: Logger) {
+/** The matched route's pattern ('/api/v1/auth/sessions/:id', '/trpc/:path'), never the path itself. */
+function routeOf(ctx: KoaContext): string {
+  // Set by @koa/router on the matched layer; nothing matched (a 404 or 405) has none.
+  return (ctx as { routerPath?: string }).routerPath ?? 'unmatched';
+}
+
+/**
+ * A request id (the caller's, if it looks sane), echoed back and on every log line; then, once
+ * answered, the request in the metrics and the access log line.
+ */
+export function requestContext(deps: Pick<Deps, 'logger' | 'metrics' | 'config'>) {
+  const { logger, metrics } = deps;
+  const accessLog = deps.config.accessLog;
+  // The request line's keys are all ours and none is a redacted path, so pino's redaction
+  // pass (measured at two thirds of a line's cost) could change nothing in it: it is written
+  // through a logger without one. Made once, never per request.
+  const lineLogger = logger.child({}, { redact: { paths: [] } });
   return async (ctx: KoaContext, next: Next) => {
     const offered = ctx.get('x-request-id');
     const requestId = REQUEST_ID_PATTERN.test(offered) ? offered : randomUUID();
     ctx.state.requestId = requestId;
     // A child logger costs a redaction pass over its bindings; it is made on first use, which
-    // above debug level is only when something goes wrong.
+    // is only when something goes wrong: the access log line below names the request itself.
     let child: Logger | undefined;
     Object.defineProperty(ctx.state, 'logger', { get: () => (child ??= logger.child({ requestId })), enumerable: true });
     ctx.set('X-Request-Id', requestId);
@@ -25,31 +41,41 @@ export function requestContext(logger: Logger) {
     try {
       await next();
     } finally {
-      // Only method, path and status: query strings and headers may carry tokens.
       const status = ctx.respond === false ? ctx.res.statusCode : ctx.status;
-      const ms = Math.round((performance.now() - started) * 10) / 10;
-      const line = { method, path, status, ms };
-      if (status >= 500) ctx.state.logger.error(line, 'request');
-      else if (logger.isLevelEnabled('debug')) ctx.state.logger.debug(line, 'request');
+      const ms = performance.now() - started;
+      const route = routeOf(ctx);
+      metrics.observeRequest(route, method, status, ms / 1000);
+      if (status >= 500 || accessLog) {
+        // One object, one pino call. Never a query string or a header: they may carry tokens.
+        // `path` (ctx.path, without the query) stays beside the pattern: it is how a line is
+        // matched to the URL asked for, and what tests/ops.health.rest.test.ts reads.
+        const accountId = (ctx.state.requestInfo as RequestInfo | undefined)?.accountId;
+        const line = { requestId, method, route, path, status, ms: Math.round(ms * 10) / 10, accountId };
+        if (status >= 500) lineLogger.error(line, 'request');
+        else lineLogger.info(line, 'request');
+      }
     }
   };
 }
 
-export function sendError(ctx: KoaContext, error: AppError): void {
-  ctx.status = error.status;
-  ctx.body = errorBody(error.code, error.message, error.extra.issues);
-  if (error.extra.retryAfterSeconds) ctx.set('Retry-After', String(error.extra.retryAfterSeconds));
-  if (error.code === 'UNAUTHORIZED') ctx.set('WWW-Authenticate', 'Bearer');
-}
+/** Bodies up to this size are read off after an early error answer; larger ones close the connection. */
+const DISCARD_LIMIT = 64 * 1024;
 
 /**
- * Reads off what is left of a body that was refused part-way (too large, say), as
- * body-parser does: a half-read, paused body stalls the kept-alive connection for the next
- * request, and closing instead resets it before the client has read the answer. A sender
- * that never stops is cut off by the server's requestTimeout.
+ * What to do with a body a route did not read (it refused the request first). A small one is
+ * read off, as body-parser does: a half-read, paused body would stall the kept-alive
+ * connection for the next request. Anything larger, of unknown length, or already refused as
+ * too large is not read at all: the answer goes out at once with `Connection: close`, and
+ * Node closes the socket after it, so a client cannot hold a connection by sending more.
  */
-export async function discardUnreadBody(req: IncomingMessage): Promise<void> {
-  if (req.readableEnded || req.destroyed) return;
+async function settleUnreadBody(ctx: KoaContext, tooLarge: boolean): Promise<void> {
+  const req = ctx.req;
+  if (req.readableEnded || req.destroyed || req.complete) return;
+  const declared = ctx.get('content-length');
+  if (tooLarge || !declared || Number(declared) > DISCARD_LIMIT) {
+    ctx.set('Connection', 'close');
+    return;
+  }
   await new Promise<void>((resolve) => {
     req.once('end', resolve);
     req.once('close', resolve);
@@ -58,31 +84,41 @@ export async function discardUnreadBody(req: IncomingMessage): Promise<void> {
   });
 }
 
-const CODE_BY_HTTP_ERROR: Record<number, ErrorCode> = {
-  400: 'INVALID_JSON',
-  404: 'NOT_FOUND',
-  405: 'METHOD_NOT_ALLOWED',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-};
+/**
+ * A path with a control character (`%00` and the like) or broken percent-encoding is refused
+ * before any route sees it: decoded, it would reach a database or a log as it is.
+ */
+export function refuseBadPaths() {
+  return async (ctx: KoaContext, next: Next) => {
+    const path = ctx.path;
+    if (path.includes('%')) {
+      let decoded: string;
+      try {
+        decoded = decodeURIComponent(path);
+      } catch {
+        throw new AppError('VALIDATION_FAILED', 'The request path is not valid percent-encoding.');
+      }
+      if (hasControlCharacter(decoded)) throw new AppError('VALIDATION_FAILED', 'The request path holds a control character.');
+    }
+    return next();
+  };
+}
 
 /**
- * Everything thrown inside the gateway ends here as the contract's error body. Errors from
- * body parsers (http-errors with `status`/`expose`) keep their 4xx; anything else is a 500
- * whose detail goes only to the log.
+ * Everything thrown inside the gateway ends here as the contract's error body, through
+ * toErrorResponse like every other transport. A 5xx's detail goes only to the log.
  */
 export function errorHandler() {
   return async (ctx: KoaContext, next: Next) => {
     try {
       await next();
     } catch (error) {
-      await discardUnreadBody(ctx.req);
-      if (error instanceof AppError) return sendError(ctx, error);
-      const status = (error as { status?: number; expose?: boolean }).status;
-      const code = status ? CODE_BY_HTTP_ERROR[status] : undefined;
-      if (code) return sendError(ctx, new AppError(code));
-      (ctx.state.logger as Logger | undefined)?.error({ err: error }, 'unhandled error');
-      sendError(ctx, new AppError('INTERNAL_ERROR'));
+      const { status, code, headers, body, log } = toErrorResponse(error);
+      await settleUnreadBody(ctx, code === 'PAYLOAD_TOO_LARGE');
+      if (log) (ctx.state.logger as Logger | undefined)?.[log.level]({ err: error }, log.message);
+      ctx.status = status;
+      ctx.set(headers);
+      ctx.body = body;
     }
   };
 }

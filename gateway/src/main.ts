@@ -1,27 +1,36 @@
-import { ConfigError, loadConfig } from '../../server/src/config.ts';
+import { loadConfig } from '../../server/src/config.ts';
+import { StartError } from '../../server/src/start-error.ts';
+import { describeStartFailure } from '../../server/src/start-failure.ts';
 import { startService, type Role } from './server.ts';
+
+// The service's entry point: `node dist/gateway/src/main.js --role=…` in the image (its main
+// process, so SIGTERM reaches it), `tsx gateway/src/main.ts` under npm scripts.
 
 const roleArgument = process.argv.find((arg) => arg.startsWith('--role='))?.slice('--role='.length) ?? 'all';
 if (!['all', 'gateway', 'worker'].includes(roleArgument)) {
-  console.error(`unknown role "${roleArgument}": use --role=all, --role=gateway or --role=worker`);
+  console.error(`Gatehouse cannot start: unknown role "${roleArgument}": use --role=all, --role=gateway or --role=worker`);
   process.exit(2);
 }
 const role = roleArgument as Role;
 
-let config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  console.error(`Gatehouse cannot start: ${error.message}`);
-  process.exit(1);
-}
-if (role !== 'all' && !config.databaseUrl) {
-  console.error('Gatehouse cannot start: the embedded database serves one process; set DATABASE_URL to run the gateway and worker separately.');
+/** A failed start is one line naming the cause and the variable to fix, and exit code 1. */
+function cannotStart(error: unknown): never {
+  console.error(`Gatehouse cannot start: ${describeStartFailure(error)}`);
   process.exit(1);
 }
 
-const service = await startService(config, role);
+const config = (() => {
+  try {
+    return loadConfig();
+  } catch (error) {
+    return cannotStart(error);
+  }
+})();
+if (role !== 'all' && !config.databaseUrl) {
+  cannotStart(new StartError('DATABASE_URL', 'the embedded database serves one process; set DATABASE_URL to run the gateway and the worker separately'));
+}
+
+const service = await startService(config, role).catch(cannotStart);
 const { logger } = service.deps;
 logger.info({ role }, 'Gatehouse started');
 
@@ -30,11 +39,11 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
     if (shuttingDown) return;
     shuttingDown = true;
-    logger.info({ signal }, 'shutting down: no new requests, finishing in-flight work');
+    logger.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down: no new requests, finishing in-flight work');
     const force = setTimeout(() => {
-      logger.error('shutdown took longer than 25 s; exiting');
+      logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown took longer than SHUTDOWN_TIMEOUT; exiting with work unfinished');
       process.exit(1);
-    }, 25_000);
+    }, config.shutdownTimeoutMs);
     force.unref();
     service.stop().then(
       () => {

@@ -1,11 +1,36 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, STATUS_CODES, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Config } from '../../server/src/config.ts';
 import { createDeps, type Deps, type DepsOverrides } from '../../server/src/deps.ts';
+import { errorBody, type ErrorCode } from '../../server/src/errors.ts';
 import { startWorker, type Worker } from '../../server/src/worker.ts';
 import { createGateway } from './app.ts';
+import { startWorkerHealth } from './worker-health.ts';
 
 export type Role = 'all' | 'gateway' | 'worker';
+
+const CLIENT_ERRORS: Record<string, [number, ErrorCode]> = {
+  HPE_HEADER_OVERFLOW: [431, 'HEADERS_TOO_LARGE'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'REQUEST_TIMEOUT'],
+};
+
+/**
+ * A request Node could not parse (a control character in a header, say) or that took too
+ * long never reaches Koa: it still gets the contract's error body, then the socket closes.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  const known = CLIENT_ERRORS[error.code ?? ''] ?? (error.code?.startsWith('HPE_') ? ([400, 'VALIDATION_FAILED'] as const) : undefined);
+  if (!known || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, code] = known;
+  const body = JSON.stringify(errorBody(code, status === 400 ? 'The request could not be parsed.' : undefined));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Connection: close\r\n\r\n${body}`,
+  );
+}
 
 export type RunningService = {
   deps: Deps;
@@ -25,11 +50,24 @@ export async function startService(config: Config, role: Role, overrides: DepsOv
   let server: Server | undefined;
   let url: string | undefined;
   let drain = () => {};
+  let draining = false;
+  const health = role === 'worker' && config.healthPort !== undefined ? await startWorkerHealth(deps, config.healthPort, () => draining) : undefined;
   if (role !== 'worker') {
     const gateway = createGateway(deps);
     drain = gateway.startDraining;
-    server = createServer(gateway.app.callback());
-    server.keepAliveTimeout = 65_000;
+    server = createServer(
+      {
+        requestTimeout: config.requestTimeoutMs,
+        headersTimeout: config.headersTimeoutMs,
+        // Node checks the two timeouts above this often; its default of 30 s would let a slow
+        // sender keep a connection up to 30 s past them.
+        connectionsCheckingInterval: 1000,
+        keepAliveTimeout: 65_000,
+      },
+      gateway.app.callback(),
+    );
+    server.maxConnections = config.maxConnections;
+    server.on('clientError', answerClientError);
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject);
       server!.listen(config.port, config.host, () => resolve());
@@ -46,6 +84,7 @@ export async function startService(config: Config, role: Role, overrides: DepsOv
     worker,
     stop() {
       stopping ??= (async () => {
+        draining = true;
         drain();
         if (server) {
           const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
@@ -55,6 +94,8 @@ export async function startService(config: Config, role: Role, overrides: DepsOv
           await closed.finally(() => clearInterval(sweep));
         }
         await worker?.stop();
+        health?.closeAllConnections();
+        await new Promise((resolve) => (health ? health.close(resolve) : resolve(undefined)));
         await deps.close();
       })();
       return stopping;

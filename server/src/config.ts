@@ -4,7 +4,7 @@ import { loadDevSecrets } from './lib/dev-secrets.ts';
 const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 
 /** `30d`, `12h`, `15m`, `90s` or a bare number of seconds. */
-export function parseDurationSeconds(text: string): number | undefined {
+function parseDurationSeconds(text: string): number | undefined {
   const match = /^(\d+)\s*([smhd]?)$/.exec(text.trim());
   if (!match) return undefined;
   const seconds = Number(match[1]) * DURATION_UNITS[match[2] || 's'];
@@ -12,7 +12,7 @@ export function parseDurationSeconds(text: string): number | undefined {
 }
 
 /** A 32-byte key given as 64 hex characters or as base64. */
-export function parseKey32(text: string): Buffer | undefined {
+function parseKey32(text: string): Buffer | undefined {
   const trimmed = text.trim();
   const bytes = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
   return bytes.length === 32 ? bytes : undefined;
@@ -33,9 +33,37 @@ const urlText = (protocols: string[]) =>
     }
   }, `must be a URL (${protocols.join(' or ')})`);
 
+const duration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .refine((value) => parseDurationSeconds(value) !== undefined, 'must be a duration like 30d, 12h, 15m or seconds');
+
+/** One message for every way a number can be wrong: not a number, a fraction, out of range. */
+const wholeNumber = (min: number, max: number) => {
+  const message = `must be a whole number from ${min} to ${max}`;
+  return z.coerce.number({ error: message }).int({ error: message }).min(min, { error: message }).max(max, { error: message });
+};
+
+const splitList = (text: string) =>
+  text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+
+/** `scheme://host[:port]` of an http(s) URL, or undefined. */
+function originOf(text: string): string | undefined {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: wholeNumber(0, 65535).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_URL: urlText(['http:', 'https:']).optional(),
   DATABASE_URL: urlText(['postgres:', 'postgresql:']).optional(),
@@ -44,15 +72,12 @@ const envSchema = z.object({
   MAIL_FROM: z.string().min(3).default('Gatehouse <no-reply@localhost>'),
   JWT_SECRET: z
     .string()
-    .refine((value) => Buffer.byteLength(value) >= 32, 'must be at least 32 bytes')
+    .refine((value) => splitList(value).length > 0 && splitList(value).every((secret) => Buffer.byteLength(secret) >= 32), 'must be one or more comma-separated secrets of at least 32 bytes each')
     .optional(),
-  JWT_TTL: z
-    .string()
-    .default('30d')
-    .refine((value) => parseDurationSeconds(value) !== undefined, 'must be a duration like 30d, 12h, 15m or seconds'),
+  JWT_TTL: duration('30d'),
   DATA_KEY: z
     .string()
-    .refine((value) => parseKey32(value) !== undefined, 'must be 32 bytes as 64 hex characters or base64')
+    .refine((value) => splitList(value).length > 0 && splitList(value).every((key) => parseKey32(key) !== undefined), 'must be one or more comma-separated keys of 32 bytes, each as 64 hex characters or base64')
     .optional(),
   BILLING_WEBHOOK_SECRET: optionalText,
   BILLING_PLANS: z
@@ -72,6 +97,23 @@ const envSchema = z.object({
     .default('off')
     .refine((value) => value === 'off' || /^(?:[1-9]|10)$/.test(value), 'must be off or the number of proxies in front (1 to 10)'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  CORS_ORIGINS: z
+    .string()
+    .default('')
+    .refine((value) => splitList(value).every((origin) => originOf(origin) === origin.replace(/\/$/, '').toLowerCase()), 'must be a comma-separated list of origins like https://app.example.com'),
+  REQUEST_TIMEOUT: duration('30s'),
+  HEADERS_TIMEOUT: duration('10s'),
+  MAX_CONNECTIONS: wholeNumber(1, 1_000_000).default(2048),
+  AUDIT_RETENTION_DAYS: wholeNumber(1, 36_500).default(90),
+  INBOX_RETENTION_DAYS: wholeNumber(1, 36_500).default(30),
+  METRICS_TOKEN: z
+    .string()
+    .refine((value) => Buffer.byteLength(value) >= 16, 'must be at least 16 bytes')
+    .optional(),
+  ACCESS_LOG: z.enum(['on', 'off']).default('on'),
+  SHUTDOWN_TIMEOUT: duration('25s'),
+  DATABASE_POOL_SIZE: wholeNumber(2, 1000).default(20),
+  HEALTH_PORT: wholeNumber(0, 65535).optional(),
 });
 
 export type Config = {
@@ -83,9 +125,11 @@ export type Config = {
   dataDir: string;
   smtpUrl: string | undefined;
   mailFrom: string;
-  jwtSecret: Buffer;
+  /** The first signs session tokens; every one verifies them (rotation without logging anyone out). */
+  jwtSecrets: Buffer[];
   jwtTtlSeconds: number;
-  dataKey: Buffer;
+  /** The first seals secrets at rest and keys the lookup hashes; every one opens and looks up. */
+  dataKeys: Buffer[];
   billingWebhookSecrets: string[];
   billingPlans: Map<string, string>;
   operatorBotToken: string | undefined;
@@ -104,15 +148,53 @@ export type Config = {
    */
   trustedProxies: number;
   logLevel: string;
+  /**
+   * Origins trusted besides PUBLIC_URL's own: cookie-authenticated writes from them are
+   * allowed (contract section 3), and CORS answers them.
+   */
+  corsOrigins: string[];
+  /** The longest a request may take to arrive, and its headers; Node would allow 300 s and 60 s. */
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  /** Open connections one process accepts; more are closed at once. */
+  maxConnections: number;
+  /** Activity log entries older than this are purged by the worker. */
+  auditRetentionDays: number;
+  /** Processed and ignored webhook deliveries older than this are purged by the worker. */
+  inboxRetentionDays: number;
+  /** Bearer token of GET /metrics; unset, the route is a 404. */
+  metricsToken: string | undefined;
+  /** One info line per request (contract section 9). */
+  accessLog: boolean;
+  /** How long a SIGTERM may take to drain before the process exits anyway. */
+  shutdownTimeoutMs: number;
+  /** Connections each process keeps to a database server (the embedded one has one). */
+  databasePoolSize: number;
+  /** A worker-only process answers /healthz and /readyz on this port, when set (containers). */
+  healthPort: number | undefined;
   /** Things worth a warning at start, e.g. generated development secrets. */
   warnings: string[];
 };
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  ${problems.join('\n  ')}`);
+    super(`invalid configuration: ${problems.join('; ')}`);
     this.name = 'ConfigError';
   }
+}
+
+function devSecretsIn(dataDir: string) {
+  try {
+    return loadDevSecrets(dataDir);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ConfigError([`DATA_DIR: ${dataDir} cannot hold the development secrets (${reason}); make it writable by this user, or set JWT_SECRET and DATA_KEY`]);
+  }
+}
+
+/** The same key listed twice (hex and base64, say) is one key. */
+function distinct(keys: Buffer[]): Buffer[] {
+  return keys.filter((key, index) => keys.findIndex((other) => other.equals(key)) === index);
 }
 
 function parsePlans(text: string): Map<string, string> {
@@ -133,12 +215,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const e = parsed.data;
   const production = e.NODE_ENV === 'production';
   if (production) {
-    const missing = (['JWT_SECRET', 'DATA_KEY', 'PUBLIC_URL'] as const).filter((name) => !e[name]);
+    // The embedded database and mail written to the log are for trying Gatehouse out: in
+    // production they would lose data or send no verification mail, silently.
+    const missing = (['JWT_SECRET', 'DATA_KEY', 'PUBLIC_URL', 'DATABASE_URL', 'SMTP_URL'] as const).filter((name) => !e[name]);
     if (missing.length) throw new ConfigError(missing.map((name) => `${name}: required when NODE_ENV=production`));
   }
   const warnings: string[] = [];
   const needsDevSecrets = !e.JWT_SECRET || !e.DATA_KEY;
-  const devSecrets = needsDevSecrets ? loadDevSecrets(e.DATA_DIR) : undefined;
+  const devSecrets = needsDevSecrets ? devSecretsIn(e.DATA_DIR) : undefined;
   if (devSecrets) {
     warnings.push(`JWT_SECRET or DATA_KEY not set: using development secrets from ${devSecrets.file}; never do this in production`);
   }
@@ -152,9 +236,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.DATA_DIR,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
-    jwtSecret: e.JWT_SECRET ? Buffer.from(e.JWT_SECRET) : devSecrets!.jwtSecret,
+    jwtSecrets: e.JWT_SECRET ? distinct(splitList(e.JWT_SECRET).map((secret) => Buffer.from(secret))) : [devSecrets!.jwtSecret],
     jwtTtlSeconds: parseDurationSeconds(e.JWT_TTL)!,
-    dataKey: e.DATA_KEY ? parseKey32(e.DATA_KEY)! : devSecrets!.dataKey,
+    dataKeys: e.DATA_KEY ? distinct(splitList(e.DATA_KEY).map((key) => parseKey32(key)!)) : [devSecrets!.dataKey],
     billingWebhookSecrets: (e.BILLING_WEBHOOK_SECRET ?? '')
       .split(',')
       .map((secret) => secret.trim())
@@ -167,6 +251,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authCache: e.AUTH_CACHE === 'on',
     trustedProxies: e.TRUST_PROXY === 'off' ? 0 : Number(e.TRUST_PROXY),
     logLevel: e.LOG_LEVEL,
+    corsOrigins: splitList(e.CORS_ORIGINS).map((origin) => originOf(origin)!),
+    requestTimeoutMs: parseDurationSeconds(e.REQUEST_TIMEOUT)! * 1000,
+    headersTimeoutMs: Math.min(parseDurationSeconds(e.HEADERS_TIMEOUT)!, parseDurationSeconds(e.REQUEST_TIMEOUT)!) * 1000,
+    maxConnections: e.MAX_CONNECTIONS,
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+    inboxRetentionDays: e.INBOX_RETENTION_DAYS,
+    metricsToken: e.METRICS_TOKEN,
+    accessLog: e.ACCESS_LOG === 'on',
+    shutdownTimeoutMs: parseDurationSeconds(e.SHUTDOWN_TIMEOUT)! * 1000,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    healthPort: e.HEALTH_PORT,
     warnings,
   };
 }

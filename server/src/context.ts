@@ -8,9 +8,23 @@ export type Credentials = {
   bearer?: string;
   /** The `svc_token` cookie. */
   cookie?: string;
+  /** The `svc_device` cookie: this client logged in to an account before (auth.devices.ts). */
+  device?: string;
 };
 
-export type RequestInfo = { ip: string; userAgent?: string; requestId: string };
+/**
+ * What the transport saw of a state-changing request that a browser could have sent: whether
+ * it came from another site (`Origin`, else `Sec-Fetch-Site`) and whether it was JSON, which
+ * no HTML form can send. Absent for server-side callers, which no other site can drive.
+ */
+export type BrowserWrite = { crossSite: boolean; json: boolean };
+
+/**
+ * Who sent the request, as far as the transport can tell; sessions and the activity log keep
+ * ip and user agent. `accountId` is set once a procedure has authenticated the caller: the
+ * gateway keeps this object and its access log reads it after the answer.
+ */
+export type RequestInfo = { ip: string; userAgent?: string; requestId: string; browserWrite?: BrowserWrite; accountId?: number };
 
 export type Context = {
   deps: Deps;
@@ -29,8 +43,10 @@ export function createContextInner(
 }
 
 export const SESSION_COOKIE = 'svc_token';
+export const DEVICE_COOKIE = 'svc_device';
 
-function readCookie(header: string | undefined, name: string): string | undefined {
+/** The value of cookie `name` in a `Cookie` header, or undefined when absent or empty. */
+export function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const index = part.indexOf('=');
@@ -43,9 +59,12 @@ function readCookie(header: string | undefined, name: string): string | undefine
 }
 
 export function credentialsFromHeaders(headers: { authorization?: string; cookie?: string }): Credentials {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '');
-  if (headers.authorization) return { bearer: match?.[1] ?? '' };
-  return { cookie: readCookie(headers.cookie, SESSION_COOKIE) };
+  const device = readCookie(headers.cookie, DEVICE_COOKIE);
+  if (headers.authorization) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization);
+    return { bearer: match?.[1] ?? '', device };
+  }
+  return { cookie: readCookie(headers.cookie, SESSION_COOKIE), device };
 }
 
 /** For the HTTP adapters: credentials and request facts from a Node request. */

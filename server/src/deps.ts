@@ -6,11 +6,17 @@ import { createDatabase, type Db } from './lib/db.ts';
 import { createJwtSigner, type JwtSigner } from './lib/jwt.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { createMailer, type Mailer } from './lib/mailer.ts';
-import { migrate } from './lib/migrator.ts';
 import { createPasswordHasher, type PasswordHasher } from './lib/passwords.ts';
 import { startQueue, type PgBoss } from './lib/queue.ts';
 import { createRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
-import { createAuthCache, type AuthCache } from './modules/auth/auth.cache.ts';
+import { QUEUE_POLICIES } from './jobs.ts';
+import { createPgListener } from './lib/pg-listener.ts';
+import { migrate } from './migrations/index.ts';
+import { checkDataKeys } from './secrets/data-key-check.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { createGroupedTtlCache, type GroupedTtlCache } from './lib/ttl-cache.ts';
+import { AUTH_CACHE_APPLICATION_NAME, AUTH_CHANNEL, accountIdOfNotice, createAuthCache, type AuthCache } from './modules/auth/auth.cache.ts';
+import { createSessionTouches, type SessionTouches } from './modules/auth/auth.session-touches.ts';
 
 export type Deps = {
   config: Config;
@@ -22,13 +28,29 @@ export type Deps = {
   passwords: PasswordHasher;
   rateLimiter: RateLimiter;
   secretBox: SecretBox;
-  /** Key of the HMAC that API keys are looked up by. */
-  apiKeyHashKey: Buffer;
+  /** Keys of the HMAC that API keys are looked up by, one per DATA_KEY: the first writes. */
+  apiKeyHashKeys: Buffer[];
+  /** Keys of device cookies (auth.devices.ts), one per DATA_KEY: the first signs. */
+  deviceKeys: Buffer[];
+  /** Signs the CSRF tokens of the pages' forms (gateway/src/pages); short-lived, so the first DATA_KEY's only. */
+  formKey: Buffer;
   queue: PgBoss;
   /** Accounts and sessions recently authenticated; kept honest by NOTIFY (auth.cache.ts). */
   authCache: AuthCache;
+  /** Session use, noted on requests and written off their path (auth.session-touches.ts). */
+  sessionTouches: SessionTouches;
+  /**
+   * Decrypted site and channel webhook secrets, by account, so a burst of deliveries costs one
+   * lookup: a change to the account (its deletion) evicts them here and, by NOTIFY, everywhere.
+   */
+  webhookSecrets: GroupedTtlCache<WebhookSecret>;
+  /** Prometheus metrics of this process, served at GET /metrics (metrics.ts). */
+  metrics: Metrics;
   close(): Promise<void>;
 };
+
+/** A site's or channel's webhook secret, with the account that owns it. */
+export type WebhookSecret = { secret: unknown; accountId: number };
 
 export type DepsOverrides = Partial<Pick<Deps, 'logger' | 'clock'>> & {
   /** Supervise the job queue (maintenance, expiry): only the worker role needs it. */
@@ -42,16 +64,40 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const clock = overrides.clock ?? systemClock;
   for (const warning of config.warnings) logger.warn(warning);
-  const db = await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
+  const metrics = createMetrics({ clock, logger });
+  const db = await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: config.databasePoolSize, logger });
   try {
-    await migrate(db, logger);
-    const queue = await startQueue({ db, logger, supervise: overrides.superviseQueue ?? true });
+    const secretBox = createSecretBox(config.dataKeys);
+    await migrate(db, logger, { secretBox, dataKeys: config.dataKeys });
+    await checkDataKeys(db, secretBox, clock, logger);
+    const queue = await startQueue({ db, logger, supervise: overrides.superviseQueue ?? true, queues: QUEUE_POLICIES });
     const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
     // Leave one core to the event loop: argon2 on every core starves request handling.
     const passwords = await createPasswordHasher({ concurrency: Math.max(1, availableParallelism() - 1) });
-    const jwt = await createJwtSigner({ secret: config.jwtSecret, issuer: config.publicUrl, ttlSeconds: config.jwtTtlSeconds, clock });
-    const useAuthCache = config.authCache && (overrides.authCache ?? true) && !db.embedded;
-    const authCache = createAuthCache({ databaseUrl: useAuthCache ? config.databaseUrl : undefined, logger, clock });
+    const jwt = await createJwtSigner({ secrets: config.jwtSecrets, issuer: config.publicUrl, ttlSeconds: config.jwtTtlSeconds, clock });
+    const authCache = createAuthCache({ clock });
+    const webhookSecrets = createGroupedTtlCache<WebhookSecret>({ clock, ttlMs: 60_000, maxEntries: 10_000, groupOf: (entry) => entry.accountId });
+    const onAccountNotice = (payload: string) => {
+      authCache.notified(payload);
+      const accountId = accountIdOfNotice(payload);
+      if (accountId === undefined) webhookSecrets.clear();
+      else webhookSecrets.evictGroup(accountId);
+    };
+    // Off on the embedded database and with AUTH_CACHE=off: without a listener it never turns on.
+    const listener =
+      config.authCache && (overrides.authCache ?? true) && !db.embedded && config.databaseUrl
+        ? createPgListener({
+            databaseUrl: config.databaseUrl,
+            channel: AUTH_CHANNEL,
+            applicationName: AUTH_CACHE_APPLICATION_NAME,
+            label: 'auth cache',
+            logger,
+            onListening: authCache.listening,
+            onLost: authCache.lost,
+            onNotification: onAccountNotice,
+          })
+        : undefined;
+    const sessionTouches = createSessionTouches({ db, clock, logger });
     return {
       config,
       logger,
@@ -60,13 +106,19 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       mailer,
       jwt,
       passwords,
-      rateLimiter: createRateLimiter({ db, clock, enabled: config.rateLimits }),
-      secretBox: createSecretBox(config.dataKey),
-      apiKeyHashKey: deriveKey(config.dataKey, 'api-key-hash'),
+      rateLimiter: createRateLimiter({ db, clock, enabled: config.rateLimits, onRefusal: metrics.countRateLimitRefusal }),
+      secretBox,
+      apiKeyHashKeys: config.dataKeys.map((key) => deriveKey(key, 'api-key-hash')),
+      deviceKeys: config.dataKeys.map((key) => deriveKey(key, 'device-cookie')),
+      formKey: deriveKey(config.dataKeys[0], 'page-forms'),
       queue,
       authCache,
+      sessionTouches,
+      webhookSecrets,
+      metrics,
       async close() {
-        await authCache.close();
+        await listener?.close();
+        await sessionTouches.stop();
         await queue.stop({ graceful: true, wait: true, timeout: 10_000 }).catch((error) => logger.warn({ err: error }, 'queue stop failed'));
         await mailer.close();
         await db.close();

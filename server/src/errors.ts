@@ -1,18 +1,24 @@
-/** The closed list of error codes and the HTTP status each one answers with. */
+/**
+ * The closed list of error codes and the HTTP status each one answers with: the only such
+ * table. Within a status the first code is the generic one (`codeForStatus`).
+ */
 export const ERROR_STATUS = {
   VALIDATION_FAILED: 400,
   INVALID_JSON: 400,
   INVALID_TOKEN: 400,
   INVALID_PAYLOAD: 400,
-  INVALID_CREDENTIALS: 401,
   UNAUTHORIZED: 401,
+  INVALID_CREDENTIALS: 401,
   INVALID_SIGNATURE: 401,
+  FORBIDDEN: 403,
   EMAIL_NOT_VERIFIED: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
+  HEADERS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 } as const;
@@ -26,18 +32,26 @@ const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   INVALID_JSON: 'The request body is not valid JSON.',
   INVALID_TOKEN: 'The token is invalid, already used or expired.',
   INVALID_PAYLOAD: 'The payload could not be understood.',
-  INVALID_CREDENTIALS: 'The e-mail or password is wrong.',
   UNAUTHORIZED: 'Authentication is required.',
+  INVALID_CREDENTIALS: 'The e-mail or password is wrong.',
   INVALID_SIGNATURE: 'The signature is missing or wrong.',
+  FORBIDDEN: 'This request is not allowed.',
   EMAIL_NOT_VERIFIED: 'The e-mail address has not been verified yet.',
   NOT_FOUND: 'Not found.',
   METHOD_NOT_ALLOWED: 'Method not allowed.',
+  REQUEST_TIMEOUT: 'The request took too long to arrive.',
   PAYLOAD_TOO_LARGE: 'The request body is too large.',
   UNSUPPORTED_MEDIA_TYPE: 'The request body must be application/json.',
   RATE_LIMITED: 'Too many requests; try again later.',
+  HEADERS_TOO_LARGE: 'The request headers are too large.',
   INTERNAL_ERROR: 'Something went wrong on our side.',
   SERVICE_UNAVAILABLE: 'The service is temporarily unavailable; try again later.',
 };
+
+/** The generic code of an HTTP status (the first in ERROR_STATUS), INTERNAL_ERROR if none. */
+export function codeForStatus(status: number): ErrorCode {
+  return (Object.keys(ERROR_STATUS) as ErrorCode[]).find((code) => ERROR_STATUS[code] === status) ?? 'INTERNAL_ERROR';
+}
 
 export class AppError extends Error {
   readonly status: number;

@@ -1,3 +1,4 @@
+import { adminRouter } from './admin/admin.router.ts';
 import { authRouter } from './modules/auth/auth.router.ts';
 import { channelsRouter } from './modules/channels/channels.router.ts';
 import { notificationsRouter } from './modules/notifications/notifications.router.ts';
@@ -9,6 +10,7 @@ export const appRouter = router({
   sites: sitesRouter,
   channels: channelsRouter,
   notifications: notificationsRouter,
+  admin: adminRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,9 +1,12 @@
 import type { Deps } from './deps.ts';
-import { QUEUES, type PgBoss, type WebhookJob } from './lib/queue.ts';
-import { markDead, processInboxEntries, processInboxEntry, recordFailure } from './webhooks/inbox.processor.ts';
-import { startInboxDispatcher } from './webhooks/inbox.dispatcher.ts';
-import { startInboxSweeper } from './webhooks/inbox.sweeper.ts';
-import { sendOperatorMessage, type OperatorMessage } from './webhooks/operator-bot.ts';
+import { runHousekeeping } from './housekeeping.ts';
+import { QUEUES, type PasswordResetJob, type WebhookJob } from './jobs.ts';
+import type { PgBoss } from './lib/queue.ts';
+import { sendResetLink } from './modules/auth/auth.passwords.ts';
+import { sendOperatorMessage, type OperatorMessage } from './modules/notifications/notifications.bot.ts';
+import { startInboxDispatcher } from './webhooks/inbox/dispatcher.ts';
+import { markDead, processInboxEntries, processInboxEntry, recordFailure } from './webhooks/inbox/processor.ts';
+import { startInboxSweeper } from './webhooks/inbox/sweeper.ts';
 
 export type Worker = { stop(): Promise<void> };
 
@@ -55,6 +58,15 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
       }),
     ),
   );
+  await queue.work<PasswordResetJob>(
+    QUEUES.passwordReset,
+    { batchSize: SEND_BATCH, pollingIntervalSeconds: POLLING_INTERVAL_SECONDS },
+    handlers.track((jobs) =>
+      eachChunk(jobs, SEND_BATCH, async (job) => {
+        await sendResetLink(deps, job.data.email).catch((error) => failJob(deps, QUEUES.passwordReset, job.id, error));
+      }),
+    ),
+  );
   await queue.work<OperatorMessage>(QUEUES.telegramDead, { pollingIntervalSeconds: 2 }, async (jobs) => {
     for (const job of jobs) logger.error({ chatId: job.data.chatId }, 'operator message not delivered after retries');
   });
@@ -62,9 +74,7 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
   const dispatcher = startInboxDispatcher(deps, () => webhookWorker && queue.notifyWorker(webhookWorker));
   const sweeper = startInboxSweeper(deps);
   const cleanup = setInterval(() => {
-    deps.db
-      .query('DELETE FROM rate_limits WHERE window_end < $1', [deps.clock.now()])
-      .catch((error) => deps.logger.warn({ err: error }, 'rate limit cleanup failed'));
+    runHousekeeping(deps).catch((error) => deps.logger.warn({ err: error }, 'housekeeping failed'));
   }, 60_000);
   cleanup.unref();
   return {
@@ -110,6 +120,7 @@ async function failWebhookJob(deps: Deps, job: PgBoss.Job<WebhookJob>, error: un
 async function failJob(deps: Deps, name: string, jobId: string, error: unknown): Promise<void> {
   const message = error instanceof Error ? error.message : String(error);
   deps.logger.warn({ queue: name, jobId, error: message }, 'job failed; it will be retried');
+  deps.metrics.countJobFailure(name);
   await deps.queue.fail(name, jobId, { message });
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import * as assert from 'uvu/assert';
 import { request, type HttpResult, type TestService } from './service.ts';
@@ -11,9 +12,16 @@ export type Account = { email: string; password: string; token: string; apiKey: 
 /** Generous: mails go out in the background, and a loaded CI machine can be slow. */
 export const MAIL_TIMEOUT_MS = 20_000;
 
-/** The next mail to `email` after the `seen` ones already in the inbox. */
-export async function nextMail(service: TestService, email: string, seen: number): Promise<ReceivedMail> {
-  return service.smtp.waitFor(email, (mail) => service.smtp.mailsTo(email).indexOf(mail) >= seen, MAIL_TIMEOUT_MS);
+/**
+ * The next mail to `email` after the `seen` ones already in the inbox; with `pattern`, the
+ * next one whose subject or text matches it (notices go out in the background, in any order).
+ */
+export async function nextMail(service: TestService, email: string, seen: number, pattern?: RegExp): Promise<ReceivedMail> {
+  return service.smtp.waitFor(
+    email,
+    (mail) => service.smtp.mailsTo(email).indexOf(mail) >= seen && (!pattern || pattern.test(`${mail.subject}\n${mail.text}`)),
+    MAIL_TIMEOUT_MS,
+  );
 }
 
 export async function register(service: TestService, fields: Record<string, unknown>): Promise<HttpResult> {
@@ -127,4 +135,45 @@ export function requestFrom(
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** A login attempt from a chosen loopback address (wrong password unless one is given). */
+export function loginFrom(service: TestService, ip: string, email: string, password = 'wrong password', headers: Record<string, string> = {}): Promise<HttpResult> {
+  return requestFrom(ip, service.url, 'POST', `${AUTH}/login`, { json: { email, password }, headers });
+}
+
+/** The value of a cookie the answer sets, e.g. `svc_device`. */
+export function setCookieValue(result: HttpResult, name: string): string | undefined {
+  const cookie = result.headers.getSetCookie().find((line) => line.startsWith(`${name}=`));
+  return cookie?.slice(name.length + 1).split(';')[0];
+}
+
+/** A mailed token of `purpose` is in email_tokens once, as its SHA-256 only: never its text or bytes. */
+export async function assertTokenStoredHashed(service: TestService, accountId: number, purpose: string, token: string): Promise<void> {
+  const rows = await service.deps.db.query<{ row: string; hash: string }>(
+    "SELECT row_to_json(t)::text AS row, encode(token_hash, 'hex') AS hash FROM email_tokens t WHERE account_id = $1 AND purpose = $2",
+    [accountId, purpose],
+  );
+  assert.is(rows.length, 1);
+  assert.is(rows[0].hash, createHash('sha256').update(token).digest('hex'));
+  assert.not.match(rows[0].row, token);
+  assert.not.match(rows[0].row, Buffer.from(token, 'base64url').toString('hex'));
+}
+
+/** Whether a mailed token has been used (or voided); it must have a row. */
+export async function tokenUsed(service: TestService, token: string): Promise<boolean> {
+  const hash = createHash('sha256').update(token).digest();
+  const [row] = await service.deps.db.query<{ used: boolean }>('SELECT used_at IS NOT NULL AS used FROM email_tokens WHERE token_hash = $1', [hash]);
+  assert.ok(row, 'the token has a row');
+  return row.used;
+}
+
+/** A page a mailed link opens: HTML, never cached, no Referer, a form that posts `token` back to `action`. */
+export function assertTokenPage(shown: HttpResult, action: string, token: string): void {
+  assert.is(shown.status, 200);
+  assert.match(shown.headers.get('content-type') ?? '', 'text/html');
+  assert.is(shown.headers.get('cache-control'), 'no-store');
+  assert.is(shown.headers.get('referrer-policy'), 'no-referrer');
+  assert.match(shown.text, `<form method="post" action="${action}">`);
+  assert.match(shown.text, `<input type="hidden" name="token" value="${token}"/>`);
 }

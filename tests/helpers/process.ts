@@ -1,11 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 export type ServiceProcess = {
   child: ChildProcess;
+  /** stdout and stderr as they came. */
   output: () => string;
+  /** stderr alone: where a failed start writes its one line. */
+  errors: () => string;
   exited: Promise<number | null>;
 };
 
@@ -21,11 +27,36 @@ export function spawnScript(entry: string, args: string[], env: Record<string, s
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return watch(child);
+}
+
+function watch(child: ChildProcess): ServiceProcess {
   let output = '';
+  let errors = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
+  child.stderr!.on('data', (chunk) => {
+    output += chunk;
+    errors += chunk;
+  });
+  // 'close', not 'exit': by then everything the process wrote has been read.
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return { child, output: () => output, errors: () => errors, exited };
+}
+
+/**
+ * `npm run build`'s output, built afresh from the current sources into a directory of the
+ * test's own (so test files never race over dist/), removed by `remove`.
+ */
+export async function buildService(): Promise<{ dir: string; remove(): void }> {
+  const dir = join(root, '.build', `${process.pid}-${randomBytes(4).toString('hex')}`);
+  const built = spawnSync(process.execPath, ['build.mjs', `--outdir=${dir}`], { cwd: root, encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`the build failed:\n${built.stdout}${built.stderr}`);
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A built entry point run exactly as the image's CMD runs it: `node <file>`, no npm, no tsx. */
+export function spawnBuilt(file: string, args: string[], env: Record<string, string>): ServiceProcess {
+  return watch(spawn(process.execPath, [file, ...args], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 /** Polls `url` until it answers 200, the process exits, or the time is up. */

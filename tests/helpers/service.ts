@@ -54,6 +54,12 @@ export type TestService = RunningService & {
   smtp: SmtpServer;
   logs: LogCapture;
   env: Record<string, string>;
+  /**
+   * Stops this instance and starts the same deployment again (its database, mail server and
+   * port) with `changes` to its configuration, as an operator's restart would; the returned
+   * instance owns the database from then on.
+   */
+  restart(changes: Record<string, string>): Promise<TestService>;
   close(): Promise<void>;
 };
 
@@ -83,6 +89,10 @@ export async function startTestService(
   const smtp = await startSmtpServer();
   const port = await freePort();
   const fullEnv: Record<string, string> = { ...serviceEnv(port, smtp.url), LOG_LEVEL: 'debug', ...database.env, ...env };
+  return startOn(fullEnv, database, smtp);
+}
+
+async function startOn(fullEnv: Record<string, string>, database: TestDatabase, smtp: SmtpServer): Promise<TestService> {
   const clock = new TestClock();
   const logs = new LogCapture();
   const config = loadConfig(fullEnv);
@@ -94,6 +104,10 @@ export async function startTestService(
     smtp,
     logs,
     env: fullEnv,
+    async restart(changes) {
+      await service.stop();
+      return startOn({ ...fullEnv, ...changes }, database, smtp);
+    },
     async close() {
       await service.stop();
       await smtp.close();

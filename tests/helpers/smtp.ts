@@ -2,7 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
-export type ReceivedMail = { to: string; subject: string; text: string; html: string; raw: ParsedMail };
+/** `envelopeTo`: the RCPT TO addresses, where the mail really goes (the To header may say otherwise). */
+export type ReceivedMail = { to: string; envelopeTo: string[]; subject: string; text: string; html: string; raw: ParsedMail };
 
 /** A real SMTP server in-process: the service sends over the wire, tests read what arrived. */
 export async function startSmtpServer() {
@@ -12,11 +13,12 @@ export async function startSmtpServer() {
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
-    onData(stream, _session, callback) {
+    onData(stream, session, callback) {
       simpleParser(stream).then(
         (raw) => {
           const to = [raw.to].flat().flatMap((address) => address?.value ?? []).map((v) => v.address ?? '').join(',');
-          inbox.push({ to, subject: raw.subject ?? '', text: raw.text ?? '', html: typeof raw.html === 'string' ? raw.html : '', raw });
+          const envelopeTo = session.envelope.rcptTo.map((recipient) => recipient.address);
+          inbox.push({ to, envelopeTo, subject: raw.subject ?? '', text: raw.text ?? '', html: typeof raw.html === 'string' ? raw.html : '', raw });
           for (const wake of waiters) wake();
           callback();
         },
@@ -55,8 +57,9 @@ export async function startSmtpServer() {
 
 export type SmtpServer = Awaited<ReturnType<typeof startSmtpServer>>;
 
-export function linkToken(mail: ReceivedMail): string {
-  const match = /verify-email\?token=([\w-]+)/.exec(mail.text);
-  if (!match) throw new Error(`no verification link in mail "${mail.subject}"`);
+/** The token of the `{PUBLIC_URL}<page>?token=…` link in a mail: the verification link unless told. */
+export function linkToken(mail: ReceivedMail, page = '/verify-email'): string {
+  const match = new RegExp(`${page}\\?token=([\\w-]+)`).exec(mail.text);
+  if (!match) throw new Error(`no ${page} link in mail "${mail.subject}"`);
   return match[1];
 }

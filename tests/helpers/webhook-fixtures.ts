@@ -4,7 +4,7 @@ import { createCallerFactory } from '../../server/src/trpc.ts';
 import { createContextInner } from '../../server/src/context.ts';
 import { appRouter } from '../../server/src/router.ts';
 import { linkToken } from './smtp.ts';
-import { request, type HttpResult, type TestService } from './service.ts';
+import { request, startTestService, type HttpResult, type TestService } from './service.ts';
 
 const stripe = new Stripe('sk_test_x');
 
@@ -29,19 +29,24 @@ export function callerFor(service: Pick<TestService, 'deps'>, account: TestAccou
   return createCallerFactory(appRouter)(createContextInner(service.deps, { bearer: account.token }));
 }
 
-/** Polls until `check` returns a truthy value (which it returns), or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined | false | 0 | null> | T | undefined | false | 0 | null, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value as T;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+export type Caller = ReturnType<typeof callerFor>;
+
+/** A running service with one account in it, and that account's caller. */
+export type OwnedService = { service: TestService; owner: TestAccount; caller: Caller };
+
+/**
+ * The start every webhook suite shares: a service configured by `env`, and an account
+ * (`label` names it) to own the suite's sites and channels. A failed sign-up stops the
+ * service again, since the suite never gets hold of it to close it.
+ */
+export async function startWithOwner(env: Record<string, string> = {}, label = 'owner'): Promise<OwnedService> {
+  const service = await startTestService(env);
+  try {
+    const owner = await createAccount(service, label);
+    return { service, owner, caller: callerFor(service, owner) };
+  } catch (error) {
+    await service.close();
+    throw error;
   }
 }
 

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Deps } from '../../../server/src/deps.ts';
 import { errorBody } from '../../../server/src/errors.ts';
-import { migrationsApplied } from '../../../server/src/lib/migrator.ts';
+import { migrationsApplied } from '../../../server/src/migrations/index.ts';
 
 export function mountHealth(router: Router, deps: Deps, isDraining: () => boolean): void {
   router.get('/healthz', (ctx) => {

@@ -1,20 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TRPCError, type AnyTRPCRouter } from '@trpc/server';
-import { getErrorShape } from '@trpc/server/unstable-core-do-not-import';
 import {
   acceptsRequestBody,
   coerceSchema,
   createProcedureCache,
   getBody,
   getContentType,
-  getErrorFromUnknown,
   getInputOutputParsers,
   getQuery,
   instanceofZodTypeLikeVoid,
   instanceofZodTypeObject,
   instanceofZodTypeOptional,
   normalizePath,
-  TRPC_ERROR_CODE_HTTP_STATUS,
   unwrapZodType,
   zodSupportsCoerce,
   type OpenApiMethod,
@@ -23,14 +20,16 @@ import {
 } from 'trpc-to-openapi';
 import { ZodArray, type ZodType } from 'zod';
 import type { Context } from '../../../server/src/context.ts';
+import { toErrorResponse } from '../../../server/src/error-response.ts';
+import type { Logger } from '../../../server/src/lib/logger.ts';
 
 type Request = IncomingMessage & { body?: unknown };
-type Headers = Record<string, string | string[] | undefined>;
 
 export type OpenApiHandlerOptions = {
   router: AnyTRPCRouter;
-  createContext(options: { req: Request; res: ServerResponse }): Context | Promise<Context>;
-  responseMeta(options: { ctx?: Context; errors: TRPCError[] }): { status?: number; headers?: Headers };
+  createContext(options: { req: Request; res: ServerResponse }): Context;
+  /** For faults of the adapter itself; a procedure's own are logged where they are settled (trpc.ts). */
+  logger: Logger;
 };
 
 type InputPlan = { takesInput: boolean; coerce: boolean; arrayKeys: string[] };
@@ -38,14 +37,20 @@ type InputPlan = { takesInput: boolean; coerce: boolean; arrayKeys: string[] };
 const isArraySchema = (schema: unknown) =>
   schema instanceof ZodArray || (instanceofZodTypeOptional(schema as ZodType) && (schema as { unwrap(): unknown }).unwrap() instanceof ZodArray);
 
-/** What trpc-to-openapi works out from a procedure's input schema on every call, once. */
-function createInputPlans(): (procedure: OpenApiProcedure) => InputPlan {
+/**
+ * What trpc-to-openapi works out from a procedure's input schema on every call, once.
+ * Coercion ("60" as 60, "true" as true) is for inputs read from a query string or a path,
+ * which are text; the library applies it to JSON bodies too, where `"false"` would read as
+ * true. Here only routes without a body coerce. (It changes the schema in place, so a tRPC
+ * call of such a procedure coerces as well; none of ours minds.)
+ */
+function createInputPlans(): (procedure: OpenApiProcedure, method: OpenApiMethod) => InputPlan {
   const plans = new WeakMap<OpenApiProcedure, InputPlan>();
-  return (procedure) => {
+  return (procedure, method) => {
     let plan = plans.get(procedure);
     if (!plan) {
       const schema = unwrapZodType(getInputOutputParsers(procedure).inputParser, true);
-      const coerce = zodSupportsCoerce && instanceofZodTypeObject(schema);
+      const coerce = zodSupportsCoerce && instanceofZodTypeObject(schema) && !acceptsRequestBody(method);
       if (coerce) coerceSchema(schema);
       const shape = coerce ? (schema as unknown as { shape: Record<string, unknown> }).shape : {};
       plan = { takesInput: !instanceofZodTypeLikeVoid(schema), coerce, arrayKeys: Object.keys(shape).filter((key) => isArraySchema(shape[key])) };
@@ -76,55 +81,43 @@ function callProcedure(found: { type: string; path: string; procedure: unknown }
   return procedure({ path: found.path, getRawInput: async () => input, ctx, type: found.type });
 }
 
-function send(res: ServerResponse, status: number, headers: Headers, body: unknown): void {
+function send(res: ServerResponse, status: number, headers: Iterable<[string, string]>, body: unknown): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json');
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) res.setHeader(name, value);
-  res.end(JSON.stringify(body));
-}
-
-function errorBody(router: AnyTRPCRouter, error: TRPCError, procedure: { type: 'query' | 'mutation'; path: string } | undefined, input: unknown, ctx: Context | undefined) {
-  const shape = getErrorShape({ config: router._def._config, error, type: procedure?.type ?? 'unknown', path: procedure?.path, input, ctx });
-  const invalidInput = error.code === 'BAD_REQUEST' && error.cause instanceof Error && error.cause.name === 'ZodError';
-  return {
-    ...shape,
-    message: invalidInput ? 'Input validation failed' : (shape?.message ?? error.message ?? 'An error occurred'),
-    code: error.code,
-    issues: invalidInput ? (error.cause as unknown as { issues: unknown }).issues : undefined,
-  };
+  for (const [name, value] of headers) res.appendHeader(name, value);
+  res.end(body === undefined ? undefined : JSON.stringify(body));
 }
 
 /**
- * trpc-to-openapi 3.3's node handler, less one thing: on every call it builds a Fetch
+ * trpc-to-openapi 3.3's node handler, less two things. On every call it builds a Fetch
  * `Request` (URL, a copy of the headers, an AbortController, undici's constructor) only to
- * hand procedures an abort signal, and none of ours reads one. That cost about a third of
- * /me's throughput. Routing, input, coercion and error bodies use the library's own pieces.
+ * hand procedures an abort signal, and none of ours reads one: that cost about a third of
+ * /me's throughput. And errors are answered with the contract's body, straight from
+ * toErrorResponse, instead of the library's own. Routing, input and coercion use the
+ * library's pieces: this file is where they are fenced (tests/internals.unit.test.ts).
  */
 export function createOpenApiHandler(options: OpenApiHandlerOptions) {
-  const { router, createContext, responseMeta } = options;
+  const { router, createContext, logger } = options;
   const findProcedure = createProcedureCache(router as unknown as OpenApiRouter);
   const inputPlan = createInputPlans();
   return async (req: Request, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url!.startsWith('/') ? `http://127.0.0.1${req.url}` : req.url!);
     const { procedure, pathInput } = findProcedure(req.method as OpenApiMethod, normalizePath(url.pathname)) ?? {};
-    let input: Record<string, unknown> | undefined;
-    let ctx: Context | undefined;
     try {
-      if (!procedure && req.method === 'HEAD') return send(res, 204, {}, undefined);
+      if (!procedure && req.method === 'HEAD') return send(res, 204, [], undefined);
       if (!procedure) throw new TRPCError({ message: 'Not found', code: 'NOT_FOUND' });
       const contentType = getContentType(req);
       if (acceptsRequestBody(req.method as OpenApiMethod) && !contentType?.startsWith('application/json')) {
         throw new TRPCError({ code: 'UNSUPPORTED_MEDIA_TYPE', message: contentType ? `Unsupported content-type "${contentType}` : 'Missing content-type header' });
       }
-      input = await readInput(req, url, inputPlan(procedure.procedure), pathInput ?? {});
-      ctx = await createContext({ req, res });
+      const input = await readInput(req, url, inputPlan(procedure.procedure, req.method as OpenApiMethod), pathInput ?? {});
+      const ctx = createContext({ req, res });
       const data = await callProcedure(procedure, ctx, input);
-      const meta = responseMeta({ ctx, errors: [] });
-      send(res, meta.status ?? 200, meta.headers ?? {}, data);
-    } catch (cause) {
-      const error = getErrorFromUnknown(cause);
-      const meta = responseMeta({ ctx, errors: [error] });
-      send(res, meta.status ?? TRPC_ERROR_CODE_HTTP_STATUS[error.code] ?? 500, meta.headers ?? {}, errorBody(router, error, procedure, input, ctx));
+      send(res, ctx.response.status ?? 200, ctx.response.headers, data);
+    } catch (error) {
+      const { status, headers, body, log } = toErrorResponse(error);
+      if (log && !(error instanceof TRPCError)) logger[log.level]({ err: error }, log.message);
+      send(res, status, Object.entries(headers), body);
     }
   };
 }

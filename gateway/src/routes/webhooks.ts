@@ -3,41 +3,44 @@ import type { Context as KoaContext } from 'koa';
 import getRawBody from 'raw-body';
 import type { Deps } from '../../../server/src/deps.ts';
 import { AppError } from '../../../server/src/errors.ts';
+import { isDatabaseUnavailable } from '../../../server/src/lib/db.ts';
 import type { Logger } from '../../../server/src/lib/logger.ts';
-import type { WebhookSource } from '../../../server/src/webhooks/inbox.ts';
-import { createWebhookIntake } from '../../../server/src/webhooks/intake.ts';
+import { createWebhookIntake } from '../../../server/src/webhooks/inbox/intake.ts';
+import type { AnyWebhookProvider } from '../../../server/src/webhooks/provider.ts';
+import { PROVIDERS } from '../../../server/src/webhooks/registry.ts';
 
-export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 
 /**
- * Raw-body webhook endpoints (contract section 5). No body parser runs before these: the
- * signature is checked over the exact bytes, and only a verified delivery is parsed.
+ * Raw-body webhook endpoints (contract section 5), one per provider of the registry. No body
+ * parser runs before these: the signature is checked over the exact bytes, and only a
+ * verified delivery is parsed.
  */
+/** Stripe and Paddle retry on their own schedules; Telegram and Viber read it as a hint at most. */
+const WEBHOOK_RETRY_AFTER_SECONDS = 5;
+
 export function mountWebhooks(router: Router, deps: Deps): void {
   const intake = createWebhookIntake(deps);
 
-  const endpoint = (source: WebhookSource, scopeParam?: string) => async (ctx: KoaContext) => {
+  const endpoint = (provider: AnyWebhookProvider) => async (ctx: KoaContext) => {
     const log = ctx.state.logger as Logger;
     const raw = await readRawBody(ctx);
-    const scope = scopeParam ? String(ctx.params[scopeParam]) : '';
     try {
-      await intake.receive(source, scope, raw, ctx.req.headers, log);
+      await intake.receive(provider, String(ctx.params.scope ?? ''), raw, ctx.req.headers, log);
     } catch (error) {
       if (error instanceof AppError) throw error;
-      // The provider retries on a 503; a 500 would read as "our bug" and some give up sooner.
-      log.error({ err: error, source }, 'webhook could not be stored');
-      throw new AppError('SERVICE_UNAVAILABLE');
+      // Whatever kept the delivery from being stored, the provider should retry: a 503 with
+      // Retry-After says so, where a 500 reads as "our bug" and some providers give up sooner.
+      // An outage of the database is not our bug either, and is logged as one once per request.
+      log[isDatabaseUnavailable(error) ? 'warn' : 'error']({ err: error, provider: provider.name }, 'webhook could not be stored');
+      throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: WEBHOOK_RETRY_AFTER_SECONDS });
     }
     // Telegram treats a JSON answer with `method` as a Bot API call; this one has none.
     ctx.status = 200;
     ctx.body = { ok: true };
   };
 
-  router.post('/billingprovider/webhook', endpoint('billing'));
-  router.post('/webhook/payment/:siteKey', endpoint('payment', 'siteKey'));
-  router.post('/messengerone/webhook', endpoint('operator'));
-  router.post('/messengerone/bot/:channelId', endpoint('messengerone', 'channelId'));
-  router.post('/messengertwo/bot/:channelId', endpoint('messengertwo', 'channelId'));
+  for (const provider of PROVIDERS) router.post(provider.route, endpoint(provider));
 }
 
 /** The body as bytes, at most 1 MiB: refused up front by Content-Length, or while streaming. */
@@ -48,11 +51,7 @@ async function readRawBody(ctx: KoaContext): Promise<Buffer> {
     return await getRawBody(ctx.req, { limit: WEBHOOK_BODY_LIMIT, length: declared || undefined });
   } catch (error) {
     const status = (error as { status?: number }).status;
-    if (status === 413) {
-      // The rest of an oversized stream is not worth reading: end the connection instead.
-      ctx.set('Connection', 'close');
-      throw new AppError('PAYLOAD_TOO_LARGE');
-    }
+    if (status === 413) throw new AppError('PAYLOAD_TOO_LARGE');
     if (status && status < 500) throw new AppError('INVALID_PAYLOAD', 'The request body could not be read.');
     throw error;
   }

@@ -5,29 +5,75 @@ export function deriveKey(dataKey: Buffer, purpose: string): Buffer {
   return Buffer.from(hkdfSync('sha256', dataKey, Buffer.alloc(0), `gatehouse:${purpose}`, 32));
 }
 
+/**
+ * Where a sealed value lives: its column and the row it belongs to. It is the associated
+ * data of the encryption, so a ciphertext copied into another column or row does not open.
+ */
+export type SealedPlace = { column: string; row: string | number };
+
 export type SecretBox = {
-  seal(plaintext: string): string;
-  open(sealed: string): string;
+  /** The id of the key that seals: a value whose `keyIdOf` differs awaits `secrets reencrypt`. */
+  readonly currentKeyId: string;
+  seal(plaintext: string, place: SealedPlace): string;
+  /** Throws for a value sealed for another place, under an unknown key, or tampered with. */
+  open(sealed: string, place: SealedPlace): string;
 };
 
-/** AES-256-GCM; the stored form is `v1.<iv>.<tag>.<ciphertext>` in base64url. */
-export function createSecretBox(dataKey: Buffer): SecretBox {
-  const key = deriveKey(dataKey, 'secret-box');
+const FORMAT = 'v2';
+
+/** A short, stable name for a key that reveals nothing about it. */
+function keyId(key: Buffer): string {
+  return createHash('sha256').update('gatehouse:key-id:').update(key).digest('base64url').slice(0, 8);
+}
+
+/**
+ * AES-256-GCM. The stored form is `v2.<key id>.<iv>.<tag>.<ciphertext>` (base64url parts);
+ * the key id says which DATA_KEY sealed it, so several can open values during a rotation.
+ * The first key seals.
+ */
+export function createSecretBox(dataKeys: Buffer[]): SecretBox {
+  const keys = dataKeys.map((dataKey) => {
+    const key = deriveKey(dataKey, 'secret-box');
+    return { id: keyId(key), key };
+  });
+  const associated = (id: string, place: SealedPlace) => Buffer.from(`${FORMAT}.${id}.${place.column}:${place.row}`);
   return {
-    seal(plaintext) {
+    currentKeyId: keys[0].id,
+    seal(plaintext, place) {
+      const { id, key } = keys[0];
       const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const cipher = createCipheriv('aes-256-gcm', key, iv).setAAD(associated(id, place));
       const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-      return ['v1', iv, cipher.getAuthTag(), body].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
+      return [FORMAT, id, ...[iv, cipher.getAuthTag(), body].map((part) => part.toString('base64url'))].join('.');
     },
-    open(sealed) {
-      const [version, iv, tag, body] = sealed.split('.');
-      if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('unknown sealed format');
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+    open(sealed, place) {
+      const [format, id, iv, tag, body] = sealed.split('.');
+      if (format !== FORMAT || !iv || !tag || body === undefined) throw new Error('unknown sealed format');
+      const match = keys.find((candidate) => candidate.id === id);
+      if (!match) throw new Error('sealed under a key that is not configured');
+      const decipher = createDecipheriv('aes-256-gcm', match.key, Buffer.from(iv, 'base64url')).setAAD(associated(id, place));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
     },
   };
+}
+
+/** The id of the key a v2 value was sealed under (it is in the clear), else undefined. */
+export function keyIdOf(sealed: string): string | undefined {
+  const [format, id] = sealed.split('.');
+  return format === FORMAT ? id : undefined;
+}
+
+/**
+ * The format before v2 (no key id, no associated data), readable only so that migration
+ * 0004 can re-seal what it finds.
+ */
+export function openUnboundV1(dataKey: Buffer, sealed: string): string {
+  const [version, iv, tag, body] = sealed.split('.');
+  if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('not a v1 sealed value');
+  const decipher = createDecipheriv('aes-256-gcm', deriveKey(dataKey, 'secret-box'), Buffer.from(iv, 'base64url'));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
 }
 
 export function keyedHash(key: Buffer, value: string): Buffer {
@@ -46,9 +92,11 @@ export function randomHex(bytes = 32): string {
   return randomBytes(bytes).toString('hex');
 }
 
-/** Constant-time string comparison that does not leak the length through an exception. */
+/**
+ * Constant-time string equality. Both sides are hashed first so timingSafeEqual always sees
+ * 32 bytes: it would throw on a length difference, and an early length check would tell an
+ * attacker how long the secret is.
+ */
 export function safeEqual(a: string, b: string): boolean {
-  const left = sha256(a);
-  const right = sha256(b);
-  return timingSafeEqual(left, right);
+  return timingSafeEqual(sha256(a), sha256(b));
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { makeDataDirPrivate } from './data-dir.ts';
 
 export type DevSecrets = { file: string; jwtSecret: Buffer; dataKey: Buffer };
 
@@ -20,7 +21,7 @@ export function loadDevSecrets(dataDir: string): DevSecrets {
     return { file, jwtSecret: Buffer.from(stored.jwtSecret), dataKey: Buffer.from(stored.dataKey, 'hex') };
   }
   const fresh = { jwtSecret: randomBytes(48).toString('base64'), dataKey: randomBytes(32).toString('hex') };
-  mkdirSync(dataDir, { recursive: true });
+  makeDataDirPrivate(dataDir);
   writeFileSync(file, JSON.stringify(fresh, null, 2), { mode: 0o600 });
   return { file, jwtSecret: Buffer.from(fresh.jwtSecret), dataKey: Buffer.from(fresh.dataKey, 'hex') };
 }

@@ -4,6 +4,7 @@ import type { Logger } from './logger.ts';
 export type Mail = { to: string; subject: string; text: string; html: string };
 
 export interface Mailer {
+  /** Sends and waits: for the worker, where a failure should fail the job so it is tried again. */
   send(mail: Mail): Promise<void>;
   /**
    * Sends without making the caller wait, so an answer takes the same time whether or not a
@@ -51,7 +52,8 @@ export function createMailer(options: { smtpUrl: string | undefined; from: strin
   const smtp = nodemailer.createTransport(smtpUrl);
   const overSmtp: Transport = {
     async send(mail) {
-      await smtp.sendMail({ from, ...mail });
+      // An address object, never a string nodemailer would parse: `a <b@c>` must not become b@c.
+      await smtp.sendMail({ ...mail, from, to: { name: '', address: mail.to } });
     },
     close() {
       smtp.close();

@@ -1,21 +1,9 @@
 import { Umzug, type MigrationFn, type UmzugStorage } from 'umzug';
 import type { Db, Queryable } from './db.ts';
 import type { Logger } from './logger.ts';
-import * as accounts from '../migrations/0001-accounts.ts';
-import * as webhooks from '../migrations/0002-webhooks.ts';
-import * as authNotify from '../migrations/0003-auth-notify.ts';
 
-export type MigrationSql = (text: string) => Promise<unknown>;
-export type Migration = MigrationFn<MigrationSql>;
-
-/** Listed rather than globbed so the set is typed and the same under tsx and in a bundle. */
-const MIGRATIONS: Array<{ name: string; up: Migration; down: Migration }> = [
-  { name: '0001-accounts', ...accounts },
-  { name: '0002-webhooks', ...webhooks },
-  { name: '0003-auth-notify', ...authNotify },
-];
-
-export const MIGRATION_NAMES = MIGRATIONS.map((migration) => migration.name);
+/** One migration; `C` is what the application hands every migration (SQL, keys). */
+export type Migration<C extends object> = { name: string; up: MigrationFn<C>; down: MigrationFn<C> };
 
 const LOCK_ID = 7_320_001;
 
@@ -40,13 +28,13 @@ function tableStorage(sql: Queryable): UmzugStorage {
  * All pending migrations run in one transaction under an advisory lock, so instances that
  * start together apply them once, and a failed migration leaves nothing half-done.
  */
-export async function migrate(db: Db, logger: Logger): Promise<string[]> {
+export async function migrate<C extends object>(db: Db, logger: Logger, migrations: Array<Migration<C>>, context: (tx: Queryable) => C): Promise<string[]> {
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
-    const umzug = new Umzug<MigrationSql>({
-      migrations: MIGRATIONS,
-      // A function here is a factory to umzug, so the sql helper is returned from one.
-      context: () => (text: string) => tx.query(text),
+    const umzug = new Umzug<C>({
+      migrations,
+      // A function here is a factory to umzug, so the context is returned from one.
+      context: () => context(tx),
       storage: tableStorage(tx),
       logger: undefined,
     });
@@ -54,12 +42,4 @@ export async function migrate(db: Db, logger: Logger): Promise<string[]> {
     if (applied.length) logger.info({ migrations: applied.map((m) => m.name) }, 'migrations applied');
     return applied.map((m) => m.name);
   });
-}
-
-export async function migrationsApplied(db: Queryable): Promise<boolean> {
-  const rows = await db.query<{ count: string }>(
-    { name: 'migrations_applied', text: 'SELECT count(*) FROM schema_migrations WHERE name = ANY($1)' },
-    [MIGRATION_NAMES],
-  );
-  return Number(rows[0]?.count) === MIGRATION_NAMES.length;
 }

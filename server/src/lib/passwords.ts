@@ -15,7 +15,7 @@ export interface PasswordHasher {
  * A tiny semaphore. argon2 runs on libuv's thread pool, off the event loop, but with every
  * core hashing the event loop itself gets starved: hashes queue for a bounded number of slots.
  */
-export function createLimiter(slots: number) {
+function createLimiter(slots: number) {
   let active = 0;
   const waiting: Array<() => void> = [];
   return async function limit<T>(work: () => Promise<T>): Promise<T> {
@@ -32,13 +32,23 @@ export function createLimiter(slots: number) {
   };
 }
 
+/**
+ * Passwords are hashed in NFC, so the same password typed on two keyboards (a precomposed
+ * or a combining accent) is the same password. A hash made before that rule was made from
+ * the text as typed: when the NFC form does not match and differs from it, the text as typed
+ * is tried too, for the real hash and the dummy alike, so timing still says nothing.
+ */
 export async function createPasswordHasher(options: { concurrency: number }): Promise<PasswordHasher> {
   const limit = createLimiter(options.concurrency);
   const dummyHash = await hash(randomToken(), ARGON2_OPTIONS);
-  const check = (stored: string, password: string) =>
-    limit(() => verify(stored, password).catch(() => false));
+  const verifyOnce = (stored: string, password: string) => limit(() => verify(stored, password).catch(() => false));
+  const check = async (stored: string, password: string) => {
+    const normalized = password.normalize('NFC');
+    if (await verifyOnce(stored, normalized)) return true;
+    return normalized !== password && verifyOnce(stored, password);
+  };
   return {
-    hash: (password) => limit(() => hash(password, ARGON2_OPTIONS)),
+    hash: (password) => limit(() => hash(password.normalize('NFC'), ARGON2_OPTIONS)),
     verify: check,
     async verifyDummy(password) {
       await check(dummyHash, password);

@@ -1,61 +1,19 @@
-import { createRequire } from 'node:module';
 import PgBoss from 'pg-boss';
 import type { Db } from './db.ts';
 import type { Logger } from './logger.ts';
+import { outcomeStatements } from './pg-boss.internals.ts';
 
 export type { PgBoss };
 
-/** Queue names and their retry policy, created idempotently at start. */
-export const QUEUES = {
-  webhook: 'webhook-process',
-  webhookDead: 'webhook-dead',
-  telegramSend: 'telegram-send',
-  telegramDead: 'telegram-dead',
-} as const;
-
-/** The payload of a webhook-process job; the job id is the inbox row id as well. */
-export type WebhookJob = { inboxId: string };
-
-/**
- * Webhook effects are idempotent (row lock + state check), so a short expiry is safe: a job
- * whose worker died is handed out again after 15 s instead of pg-boss's default 15 minutes.
- * A Bot API call is not idempotent, so its expiry is well above the 10 s request timeout.
- * Backoff: pg-boss waits retryDelay * 2^n (randomised up to twice that) before try n+1,
- * so 8 webhook retries span roughly 8 to 17 minutes before the row is marked dead.
- */
-const QUEUE_OPTIONS: PgBoss.Queue[] = [
-  { name: QUEUES.webhookDead, retentionDays: 30 },
-  {
-    name: QUEUES.webhook,
-    retryLimit: 8,
-    retryDelay: 2,
-    retryBackoff: true,
-    expireInSeconds: 15,
-    deadLetter: QUEUES.webhookDead,
-  },
-  { name: QUEUES.telegramDead, retentionDays: 30 },
-  {
-    name: QUEUES.telegramSend,
-    retryLimit: 10,
-    retryDelay: 1,
-    retryBackoff: true,
-    expireInSeconds: 60,
-    deadLetter: QUEUES.telegramDead,
-  },
-];
-
 const SCHEMA = 'pgboss';
-
-/** pg-boss's own SQL builders: the adapter recognises the statements it must not fail. */
-const plans = createRequire(import.meta.url)('pg-boss/src/plans.js') as Record<'completeJobs' | 'failJobsById', (schema: string) => string>;
 
 /**
  * pg-boss runs on the shared pool through its `db` adapter: on the embedded database that
  * is the only way to reach the single backend, and on a real one it saves a second pool.
  * Only the worker role supervises (maintenance, expiry); a gateway only inserts jobs.
  */
-export async function startQueue(options: { db: Db; logger: Logger; supervise: boolean }): Promise<PgBoss> {
-  const { db, logger, supervise } = options;
+export async function startQueue(options: { db: Db; logger: Logger; supervise: boolean; queues: PgBoss.Queue[] }): Promise<PgBoss> {
+  const { db, logger, supervise, queues } = options;
   // pg-boss 10 records a job's outcome with complete() or fail() without awaiting either,
   // so a failed write would be an unhandled rejection that ends the process. The adapter
   // therefore never rejects those two statements: it logs the error and answers nothing,
@@ -63,7 +21,7 @@ export async function startQueue(options: { db: Db; logger: Logger; supervise: b
   // again; webhook effects are idempotent, so nothing is lost or applied twice. Once pg-boss
   // has stopped (a fetch in flight can still return jobs), every statement answers nothing
   // in the same way instead of reaching a closed pool.
-  const outcomeWrites = new Set([plans.completeJobs(SCHEMA), plans.failJobsById(SCHEMA)]);
+  const outcomeWrites = outcomeStatements(SCHEMA);
   const nothing = undefined as unknown as { rows: unknown[] };
   let stopped = false;
   const executeSql = async (text: string, values: unknown[]) => {
@@ -89,7 +47,7 @@ export async function startQueue(options: { db: Db; logger: Logger; supervise: b
   boss.on('error', (error) => logger.error({ err: error }, 'job queue error'));
   boss.on('stopped', () => (stopped = true));
   await boss.start();
-  for (const queue of QUEUE_OPTIONS) {
+  for (const queue of queues) {
     const { name, ...settings } = queue;
     const existing = await boss.getQueue(name);
     if (!existing) await boss.createQueue(name, { name, ...settings });
@@ -97,4 +55,9 @@ export async function startQueue(options: { db: Db; logger: Logger; supervise: b
     else await boss.updateQueue(name, { name, ...settings });
   }
   return boss;
+}
+
+/** pg-boss's database adapter bound to a transaction, so jobs commit or roll back with its rows. */
+export function inTransaction(tx: { executeSql: PgBoss.Db['executeSql'] }): { db: PgBoss.Db } {
+  return { db: { executeSql: tx.executeSql } };
 }

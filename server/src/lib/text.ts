@@ -11,3 +11,45 @@ const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 export function isUuid(value: string): boolean {
   return UUID_PATTERN.test(value);
 }
+
+// C0, DEL and C1. PostgreSQL cannot store NUL in text at all, and no field of ours has a use
+// for the others; they are how a log line, a header or a mail gets split.
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+
+export function hasControlCharacter(text: string): boolean {
+  return CONTROL_CHARACTER.test(text);
+}
+
+// Characters a bare address never holds (RFC 5322 specials, spaces of any script, invisible
+// format characters) and the look-alikes of `@` that would let `a＠b.example<c@d.example>`
+// read as one address to a person and as another to a mail library.
+const NOT_IN_ADDRESS = /[\s"(),:;<>[\\\]\p{Cc}\p{Cf}\p{Z}\uff20\ufe6b]/u;
+const LOCAL_PART = /^[^.@]+(?:\.[^.@]+)*$/u;
+const DOMAIN_LABEL = /^[\p{L}\p{N}](?:[\p{L}\p{N}-]*[\p{L}\p{N}])?$/u;
+
+/**
+ * A bare address (`local@domain`, no display name, comment or quoted part), NFC-normalised
+ * and lower-cased, or undefined. The domain needs a dot: mail to a bare host name is not
+ * something an account can verify.
+ */
+export function parseBareEmail(text: string): string | undefined {
+  const address = text.trim().normalize('NFC');
+  if (address.length > 254 || NOT_IN_ADDRESS.test(address)) return undefined;
+  const at = address.indexOf('@');
+  if (at < 1 || at !== address.lastIndexOf('@')) return undefined;
+  const local = address.slice(0, at);
+  const labels = address.slice(at + 1).split('.');
+  if (local.length > 64 || !LOCAL_PART.test(local)) return undefined;
+  if (labels.length < 2 || !labels.every((label) => DOMAIN_LABEL.test(label))) return undefined;
+  return address.toLowerCase().normalize('NFC');
+}
+
+/** The dotted paths of every string in `value` (keys included) that holds a control character. */
+export function controlCharacterPaths(value: unknown, path = '', depth = 0): string[] {
+  if (typeof value === 'string') return hasControlCharacter(value) ? [path || '(body)'] : [];
+  if (typeof value !== 'object' || value === null || depth > 20) return [];
+  return Object.entries(value).flatMap(([key, item]) => {
+    const itemPath = path ? `${path}.${key}` : key;
+    return hasControlCharacter(key) ? [itemPath] : controlCharacterPaths(item, itemPath, depth + 1);
+  });
+}

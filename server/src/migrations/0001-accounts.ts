@@ -1,6 +1,6 @@
-import type { Migration } from '../lib/migrator.ts';
+import type { Migration } from './context.ts';
 
-export const up: Migration = async ({ context: sql }) => {
+export const up: Migration = async ({ context: { sql } }) => {
   await sql(`
     CREATE TABLE accounts (
       id              serial PRIMARY KEY,
@@ -47,6 +47,6 @@ export const up: Migration = async ({ context: sql }) => {
   `);
 };
 
-export const down: Migration = async ({ context: sql }) => {
+export const down: Migration = async ({ context: { sql } }) => {
   await sql('DROP TABLE rate_limits, email_tokens, sessions, accounts');
 };

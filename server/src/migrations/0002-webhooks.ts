@@ -1,6 +1,6 @@
-import type { Migration } from '../lib/migrator.ts';
+import type { Migration } from './context.ts';
 
-export const up: Migration = async ({ context: sql }) => {
+export const up: Migration = async ({ context: { sql } }) => {
   await sql(`
     -- Every verified delivery, kept as received; the unique key is what makes a retry a no-op.
     CREATE TABLE webhook_inbox (
@@ -94,7 +94,7 @@ export const up: Migration = async ({ context: sql }) => {
   `);
 };
 
-export const down: Migration = async ({ context: sql }) => {
+export const down: Migration = async ({ context: { sql } }) => {
   await sql(`DROP TABLE operator_chats, operator_link_codes, channel_messages, channels,
     billing_subscriptions, payments, sites, webhook_inbox`);
 };

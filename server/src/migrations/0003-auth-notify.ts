@@ -1,4 +1,4 @@
-import type { Migration } from '../lib/migrator.ts';
+import type { Migration } from './context.ts';
 
 /**
  * Every instance keeps recently authenticated accounts and sessions in memory
@@ -7,7 +7,7 @@ import type { Migration } from '../lib/migrator.ts';
  * notice because only rows that exist are cached. PostgreSQL folds identical payloads of one
  * transaction into one notification, so row-level triggers cost one message per account.
  */
-export const up: Migration = async ({ context: sql }) => {
+export const up: Migration = async ({ context: { sql } }) => {
   await sql(`
     CREATE FUNCTION gatehouse_auth_notify() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
@@ -37,7 +37,7 @@ export const up: Migration = async ({ context: sql }) => {
   `);
 };
 
-export const down: Migration = async ({ context: sql }) => {
+export const down: Migration = async ({ context: { sql } }) => {
   await sql(`
     DROP TRIGGER sessions_auth_notify_truncate ON sessions;
     DROP TRIGGER accounts_auth_notify_truncate ON accounts;

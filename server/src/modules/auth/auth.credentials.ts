@@ -1,30 +1,21 @@
 import type { Credentials } from '../../context.ts';
 import type { Deps } from '../../deps.ts';
-import { keyedHash } from '../../lib/crypto.ts';
+import { keyedHash, type SealedPlace } from '../../lib/crypto.ts';
 import { apiKeyCacheKey, sessionCacheKey } from './auth.cache.ts';
-import type { User } from './auth.schemas.ts';
 import { isUuid } from '../../lib/text.ts';
-
-export type AccountRow = {
-  id: number;
-  email: string;
-  name: string;
-  company: string | null;
-  plan: string;
-  role: 'user' | 'admin';
-  email_verified: boolean;
-  api_key_sealed: string;
-  created_at: Date;
-};
-
-export type AuthContext = { account: AccountRow; apiKey: string; sessionId?: string; via: 'api_key' | 'jwt' };
+import type { User } from './auth.schemas.ts';
+import type { AccountRow, AuthContext, CachedAuth } from './auth.types.ts';
 
 export const ACCOUNT_COLUMNS = 'a.id, a.email, a.name, a.company, a.plan, a.role, a.email_verified, a.api_key_sealed, a.created_at';
 
 // Named statements are prepared once per connection: this is the hot path of every request.
 const BY_API_KEY = {
   name: 'auth_by_api_key',
-  text: `SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.api_key_hash = $1`,
+  text: `SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.api_key_hash = ANY($1::bytea[])`,
+};
+const BY_PREVIOUS_API_KEY = {
+  name: 'auth_by_previous_api_key',
+  text: `SELECT ${ACCOUNT_COLUMNS}, a.api_key_previous_until FROM accounts a WHERE a.api_key_previous_hash = ANY($1::bytea[]) AND a.api_key_previous_until > $2`,
 };
 const BY_SESSION = {
   name: 'auth_by_session',
@@ -34,12 +25,25 @@ const BY_SESSION = {
 
 const API_KEY_PATTERN = /^[0-9a-fA-F]{64}$/;
 
-export function isApiKey(value: string): boolean {
+function isApiKey(value: string): boolean {
   return API_KEY_PATTERN.test(value);
 }
 
-export function apiKeyHash(deps: Pick<Deps, 'apiKeyHashKey'>, apiKey: string): Buffer {
-  return keyedHash(deps.apiKeyHashKey, apiKey.toLowerCase());
+/** Where an account's sealed API key lives: it opens only there. */
+export const apiKeyPlace = (accountId: number): SealedPlace => ({ column: 'accounts.api_key_sealed', row: accountId });
+
+/** The lookup hash a key is stored under: keyed with the first DATA_KEY. */
+export function apiKeyHash(deps: Pick<Deps, 'apiKeyHashKeys'>, apiKey: string): Buffer {
+  return keyedHash(deps.apiKeyHashKeys[0], apiKey.toLowerCase());
+}
+
+/**
+ * Every hash a key may be stored under, one per DATA_KEY: during a rotation, keys stored
+ * before it still carry the old key's hash until `secrets reencrypt` rewrites them.
+ */
+function apiKeyLookupHashes(deps: Pick<Deps, 'apiKeyHashKeys'>, apiKey: string): Buffer[] {
+  const normalized = apiKey.toLowerCase();
+  return deps.apiKeyHashKeys.map((key) => keyedHash(key, normalized));
 }
 
 /**
@@ -51,25 +55,43 @@ export async function authenticate(deps: Deps, credentials: Credentials): Promis
   const value = credentials.bearer ?? credentials.cookie;
   if (!value) return undefined;
   if (credentials.bearer && isApiKey(value)) {
-    const account = await accountByApiKey(deps, value);
-    return account && { account, apiKey: value.toLowerCase(), via: 'api_key' };
+    const found = await accountByApiKey(deps, value);
+    if (!found) return undefined;
+    const apiKey = found.previousKey ? currentApiKey(deps, found.account) : value.toLowerCase();
+    return { account: found.account, apiKey };
   }
   const claims = await deps.jwt.verify(value);
   if (!claims || !isUuid(claims.sessionId)) return undefined;
   const account = await accountBySession(deps, claims.sessionId, claims.accountId);
   if (!account) return undefined;
-  return { account, apiKey: deps.secretBox.open(account.api_key_sealed), sessionId: claims.sessionId, via: 'jwt' };
+  deps.sessionTouches.touch(claims.sessionId);
+  return { account, apiKey: currentApiKey(deps, account), sessionId: claims.sessionId };
 }
 
-async function accountByApiKey(deps: Deps, apiKey: string): Promise<AccountRow | undefined> {
+const currentApiKey = (deps: Deps, account: AccountRow) => deps.secretBox.open(account.api_key_sealed, apiKeyPlace(account.id));
+
+/**
+ * The account by its current key, else by the key a rotation replaced while its grace
+ * window lasts (the cache keeps such an entry no longer than the window).
+ */
+async function accountByApiKey(deps: Deps, apiKey: string): Promise<CachedAuth | undefined> {
   const { authCache } = deps;
   const key = apiKeyCacheKey(apiKey);
   const cached = authCache.get(key);
-  if (cached) return cached.account;
+  if (cached) return cached;
   const epoch = authCache.epoch;
-  const [account] = await deps.db.query<AccountRow>(BY_API_KEY, [apiKeyHash(deps, apiKey)]);
-  if (account) authCache.set(key, { account }, epoch);
-  return account;
+  const hashes = apiKeyLookupHashes(deps, apiKey);
+  const [account] = await deps.db.query<AccountRow>(BY_API_KEY, [hashes]);
+  if (account) {
+    authCache.set(key, { account }, epoch);
+    return { account };
+  }
+  const [previous] = await deps.db.query<AccountRow & { api_key_previous_until: Date }>(BY_PREVIOUS_API_KEY, [hashes, deps.clock.now()]);
+  if (!previous) return undefined;
+  const { api_key_previous_until: validUntil, ...row } = previous;
+  const found = { account: row, validUntil, previousKey: true as const };
+  authCache.set(key, found, epoch);
+  return found;
 }
 
 type SessionRow = AccountRow & { session_expires_at: Date };
@@ -83,8 +105,8 @@ async function accountBySession(deps: Deps, sessionId: string, accountId: number
   const epoch = authCache.epoch;
   const [row] = await deps.db.query<SessionRow>(BY_SESSION, [sessionId, accountId, deps.clock.now()]);
   if (!row) return undefined;
-  const { session_expires_at: sessionExpiresAt, ...account } = row;
-  authCache.set(key, { account, sessionExpiresAt }, epoch);
+  const { session_expires_at: validUntil, ...account } = row;
+  authCache.set(key, { account, validUntil }, epoch);
   return account;
 }
 

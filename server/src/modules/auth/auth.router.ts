@@ -1,7 +1,10 @@
 import { z } from 'zod';
-import type { Context } from '../../context.ts';
-import { SESSION_COOKIE } from '../../context.ts';
-import { authedProcedure, publicProcedure, router, type ProcedureMeta } from '../../trpc.ts';
+import { DEVICE_COOKIE, SESSION_COOKIE, type Context } from '../../context.ts';
+import { authedProcedure, publicProcedure, router } from '../../trpc.ts';
+import { DEVICE_TTL_SECONDS } from './auth.devices.ts';
+import { lifecycleProcedures } from './auth.lifecycle.router.ts';
+import { setCookieHeader } from '../../rest-meta.ts';
+import { rest } from './auth.rest.ts';
 import {
   loginInput,
   loginOutput,
@@ -15,36 +18,9 @@ import {
 } from './auth.schemas.ts';
 import * as auth from './auth.service.ts';
 
-type RestRoute = {
-  /** The error statuses this route answers with (contract section 2), for the OpenAPI document. */
-  errors: Record<number, string>;
-  protect?: boolean;
-  successStatus?: number;
-  responseHeaders?: z.ZodObject;
-};
-
-// Statuses the gateway adds to a route's own: a refused body (POST routes) and a database away (all).
-const BODY_ERRORS: Record<number, string> = { 413: 'The body is over 16 KiB', 415: 'The body is not application/json' };
-const UNAVAILABLE = { 503: 'The database cannot be reached; try again after Retry-After' };
-
-const rest = (method: 'GET' | 'POST', path: string, summary: string, route: RestRoute): ProcedureMeta => ({
-  successStatus: route.successStatus,
-  openapi: {
-    method,
-    path: `/auth/${path}`,
-    tags: ['auth'],
-    summary,
-    protect: route.protect ?? false,
-    errorResponses: { ...(method === 'POST' && BODY_ERRORS), ...route.errors, ...UNAVAILABLE },
-    responseHeaders: route.responseHeaders,
-  },
-});
-
-const setCookieHeader = (description: string) => z.object({ 'Set-Cookie': z.string().describe(description) });
-
-function sessionCookie(ctx: Context, token: string, maxAgeSeconds: number): string {
+function cookie(ctx: Context, name: string, value: string, maxAgeSeconds: number): string {
   const secure = ctx.deps.config.publicUrl.startsWith('https:') ? '; Secure' : '';
-  return `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
+  return `${name}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
 }
 
 export const authRouter = router({
@@ -56,7 +32,7 @@ export const authRouter = router({
     .input(registerInput)
     .output(registerOutput)
     .mutation(async ({ ctx, input }) => {
-      const result = await auth.register(ctx.deps, input, ctx.request.ip);
+      const result = await auth.register(ctx.deps, input, ctx.request);
       ctx.response.status = 201;
       return result;
     }),
@@ -67,7 +43,7 @@ export const authRouter = router({
     }))
     .input(verifyEmailInput)
     .output(messageOutput)
-    .mutation(({ ctx, input }) => auth.verifyEmail(ctx.deps, input.token)),
+    .mutation(({ ctx, input }) => auth.verifyEmail(ctx.deps, input.token, ctx.request)),
 
   resendVerification: publicProcedure
     .meta(rest('POST', 'resend-verification', 'Send a new confirmation link (same answer for every address)', {
@@ -75,7 +51,7 @@ export const authRouter = router({
     }))
     .input(resendVerificationInput)
     .output(messageOutput)
-    .mutation(({ ctx, input }) => auth.resendVerification(ctx.deps, input.email, ctx.request.ip)),
+    .mutation(({ ctx, input }) => auth.resendVerification(ctx.deps, input.email, ctx.request)),
 
   login: publicProcedure
     .meta(rest('POST', 'login', 'Log in; returns a session JWT and sets the svc_token cookie', {
@@ -85,13 +61,18 @@ export const authRouter = router({
         403: 'EMAIL_NOT_VERIFIED: the password matched but the address is not verified yet',
         429: 'Too many attempts for this account or IP',
       },
-      responseHeaders: setCookieHeader('svc_token=<jwt>; Path=/; HttpOnly; SameSite=Lax; Max-Age=<JWT_TTL s>, plus Secure over https'),
+      responseHeaders: setCookieHeader(
+        'svc_token=<jwt>; Path=/; HttpOnly; SameSite=Lax; Max-Age=<JWT_TTL s>, plus Secure over https. A client that has not ' +
+          'logged in to this account before also gets svc_device=<signed device id> (one year): sent back on later logins, it ' +
+          'keeps the account-wide failed-login cap from locking this client out.',
+      ),
     }))
     .input(loginInput)
     .output(loginOutput)
     .mutation(async ({ ctx, input }) => {
-      const { token, user } = await auth.login(ctx.deps, input, ctx.request.ip);
-      ctx.response.headers.push(['set-cookie', sessionCookie(ctx, token, ctx.deps.config.jwtTtlSeconds)]);
+      const { token, user, deviceToken } = await auth.login(ctx.deps, input, ctx.request, ctx.credentials);
+      ctx.response.headers.push(['set-cookie', cookie(ctx, SESSION_COOKIE, token, ctx.deps.config.jwtTtlSeconds)]);
+      if (deviceToken) ctx.response.headers.push(['set-cookie', cookie(ctx, DEVICE_COOKIE, deviceToken, DEVICE_TTL_SECONDS)]);
       return { success: true as const, token, user };
     }),
 
@@ -112,8 +93,10 @@ export const authRouter = router({
     .input(z.void())
     .output(logoutOutput)
     .mutation(async ({ ctx }) => {
-      await auth.logout(ctx.deps, ctx.auth);
-      ctx.response.headers.push(['set-cookie', sessionCookie(ctx, '', 0)]);
+      await auth.logout(ctx.deps, ctx.auth, ctx.request);
+      ctx.response.headers.push(['set-cookie', cookie(ctx, SESSION_COOKIE, '', 0)]);
       return { success: true as const };
     }),
+
+  ...lifecycleProcedures,
 });

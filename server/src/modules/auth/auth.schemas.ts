@@ -1,12 +1,16 @@
 import { z } from 'zod';
+import { parseBareEmail } from '../../lib/text.ts';
 
-// The e-mail check is deliberately plain: one @, no spaces, a dot in the domain, at most 254.
+// A bare address only: a display name or a second address in <> would reach the mailer.
 const emailSchema = z
   .string()
   .trim()
   .max(254, 'must be at most 254 characters')
-  .regex(/^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/, 'must be a valid e-mail address')
-  .transform((email) => email.toLowerCase());
+  .transform((text, ctx) => {
+    const email = parseBareEmail(text);
+    if (email === undefined) ctx.addIssue({ code: 'custom', message: 'must be a bare e-mail address (local@domain)' });
+    return email ?? z.NEVER;
+  });
 
 // Never trimmed or truncated: the password is exactly what was typed.
 const passwordSchema = z.string().min(8, 'must be at least 8 characters').max(128, 'must be at most 128 characters');
@@ -23,7 +27,11 @@ export const registerInput = z.object({
     .transform((company) => company || null),
 });
 
-export const verifyEmailInput = z.object({ token: z.string().min(1).max(200) });
+const tokenSchema = z.string().min(1).max(200);
+// A password being checked, not set: any length a stored one could have had.
+const currentPasswordSchema = z.string().min(1).max(128);
+
+export const verifyEmailInput = z.object({ token: tokenSchema });
 export const resendVerificationInput = z.object({ email: emailSchema });
 export const loginInput = z.object({ email: emailSchema, password: z.string().min(1).max(128) });
 
@@ -44,6 +52,65 @@ export const registerOutput = messageOutput.extend({ requires_verification: z.li
 export const loginOutput = z.object({ success: z.literal(true), token: z.string(), user: userSchema });
 export const meOutput = z.object({ success: z.literal(true), user: userSchema });
 export const logoutOutput = z.object({ success: z.literal(true) });
+
+export const successOutput = z.object({ success: z.literal(true) });
+
+// Contract section 7: the account lifecycle.
+export const forgotPasswordInput = z.object({ email: emailSchema });
+export const resetPasswordInput = z.object({ token: tokenSchema, password: passwordSchema });
+export const changePasswordInput = z.object({ current_password: currentPasswordSchema, new_password: passwordSchema });
+export const rotateApiKeyInput = z.object({
+  grace_seconds: z.number().int().min(0, 'must be 0 to 86400').max(86_400, 'must be 0 to 86400').optional().describe('How long the previous key keeps working (default 0: not at all)'),
+});
+export const rotateApiKeyOutput = z.object({ success: z.literal(true), api_key: z.string() });
+export const sessionIdInput = z.object({ id: z.string().min(1).max(100) });
+export const revokeAllSessionsInput = z.object({
+  keep_current: z.boolean().optional().describe("Keep the calling JWT's own session (default true)"),
+});
+export const revokeAllSessionsOutput = z.object({ success: z.literal(true), revoked: z.number().int() });
+export const changeEmailInput = z.object({ new_email: emailSchema, password: currentPasswordSchema });
+export const confirmEmailChangeInput = z.object({ token: tokenSchema });
+export const deleteAccountInput = z.object({ password: currentPasswordSchema });
+
+export const sessionSchema = z.object({
+  id: z.string(),
+  created_at: z.string(),
+  last_used_at: z.string().nullable(),
+  ip: z.string().nullable(),
+  user_agent: z.string().nullable(),
+  current: z.boolean(),
+});
+export const sessionsOutput = z.object({ success: z.literal(true), sessions: z.array(sessionSchema) });
+
+export const AUDIT_EVENTS = [
+  'account.registered',
+  'email.verified',
+  'login.succeeded',
+  'login.failed',
+  'login.locked',
+  'logout',
+  'session.revoked',
+  'password.changed',
+  'password.reset',
+  'api_key.rotated',
+  'email.change_requested',
+  'email.changed',
+  'account.deleted',
+  // Operators' actions (server/src/admin), each in the acting admin's log (the CLI's without an account).
+  'admin.inbox_read',
+  'admin.delivery_read',
+  'admin.delivery_replayed',
+  'admin.deliveries_replayed',
+  'admin.deliveries_purged',
+  'admin.role_changed',
+  'admin.secrets_reencrypted',
+] as const;
+export type AuditEvent = (typeof AUDIT_EVENTS)[number];
+
+export const activityOutput = z.object({
+  success: z.literal(true),
+  items: z.array(z.object({ event: z.enum(AUDIT_EVENTS), at: z.string(), ip: z.string().nullable(), user_agent: z.string().nullable() })),
+});
 
 export type User = z.infer<typeof userSchema>;
 export type RegisterInput = z.infer<typeof registerInput>;

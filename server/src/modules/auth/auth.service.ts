@@ -1,46 +1,24 @@
 import { randomUUID } from 'node:crypto';
+import type { Credentials, RequestInfo } from '../../context.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors.ts';
-import { randomHex, randomToken, sha256 } from '../../lib/crypto.ts';
+import { randomHex } from '../../lib/crypto.ts';
 import type { Queryable } from '../../lib/db.ts';
-import type { RateDecision, RateRule } from '../../lib/rate-limiter.ts';
-import { ACCOUNT_COLUMNS, apiKeyHash, toUser, type AccountRow, type AuthContext } from './auth.credentials.ts';
+import { rateLimitSubject, type RateCheck, type RateDecision } from '../../lib/rate-limiter.ts';
+import { recordEvent, userAgentOf } from './auth.audit.ts';
+import { ACCOUNT_COLUMNS, apiKeyHash, apiKeyPlace, toUser } from './auth.credentials.ts';
+import { issueDeviceToken, readDeviceToken, type Device } from './auth.devices.ts';
+import { AUTH_RATE_RULES, refuseIfLimited } from './auth.limits.ts';
 import { alreadyRegisteredMail, verificationMail } from './auth.mails.ts';
 import type { RegisterInput, User } from './auth.schemas.ts';
-
-const VERIFY_TOKEN_TTL_MS = 24 * 3600 * 1000;
-
-export const AUTH_RATE_RULES = {
-  loginPerIp: { name: 'login-ip', limit: 100, windowSeconds: 15 * 60 },
-  loginPerAccountIp: { name: 'login-account-ip', limit: 10, windowSeconds: 15 * 60 },
-  failedLoginsPerAccount: { name: 'login-failed', limit: 100, windowSeconds: 3600 },
-  registerPerIp: { name: 'register-ip', limit: 20, windowSeconds: 3600 },
-  registerPerAddress: { name: 'register-address', limit: 5, windowSeconds: 3600 },
-  resendPerIp: { name: 'resend-ip', limit: 20, windowSeconds: 3600 },
-  resendPerAddress: { name: 'resend-address', limit: 5, windowSeconds: 3600 },
-} satisfies Record<string, RateRule>;
-
-function refuseIfLimited(decision: RateDecision): void {
-  if (!decision.allowed) throw new AppError('RATE_LIMITED', undefined, { retryAfterSeconds: decision.retryAfterSeconds });
-}
+import { issueToken, useToken, voidTokens } from './auth.tokens.ts';
+import type { AccountRow, AuthContext } from './auth.types.ts';
 
 const REGISTERED_MESSAGE = 'Check your inbox: we sent a link to confirm your e-mail address.';
 const RESENT_MESSAGE = 'If an unverified account uses this address, a new confirmation link is on its way.';
 
-/**
- * A new token voids the older ones of the same account, so only the latest mail works.
- * Returns the plaintext; only its hash is stored.
- */
-async function issueVerifyToken(deps: Deps, tx: Queryable, accountId: number): Promise<string> {
-  const now = deps.clock.now();
-  const token = randomToken(32);
-  await tx.query(`UPDATE email_tokens SET used_at = $2 WHERE account_id = $1 AND purpose = 'verify' AND used_at IS NULL`, [accountId, now]);
-  await tx.query(
-    `INSERT INTO email_tokens (account_id, purpose, token_hash, created_at, expires_at) VALUES ($1, 'verify', $2, $3, $4)`,
-    [accountId, sha256(token), now, new Date(now.getTime() + VERIFY_TOKEN_TTL_MS)],
-  );
-  return token;
-}
+/** What a registration chose; it rides with its verification token until that is used. */
+type Registration = { passwordHash: string; name: string; company: string | null };
 
 function verifyUrl(deps: Deps, token: string): string {
   return `${deps.config.publicUrl}/verify-email?token=${encodeURIComponent(token)}`;
@@ -48,63 +26,89 @@ function verifyUrl(deps: Deps, token: string): string {
 
 type ExistingAccount = { id: number; name: string; email_verified: boolean };
 
-/** The same answer, and the same work, for a new and a taken address. */
-export async function register(deps: Deps, input: RegisterInput, ip: string) {
+/** A new account; its id is taken first because the sealed API key is bound to it. */
+async function insertAccount(deps: Deps, tx: Queryable, email: string, registration: Registration): Promise<number | undefined> {
+  const apiKey = randomHex(32);
+  const [{ id }] = await tx.query<{ id: number }>(`SELECT nextval(pg_get_serial_sequence('accounts', 'id'))::int AS id`);
+  const now = deps.clock.now();
+  const [created] = await tx.query<{ id: number }>(
+    `INSERT INTO accounts (id, email, password_hash, name, company, api_key_hash, api_key_sealed, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (email) DO NOTHING RETURNING id`,
+    [id, email, registration.passwordHash, registration.name, registration.company, apiKeyHash(deps, apiKey), deps.secretBox.seal(apiKey, apiKeyPlace(id)), now],
+  );
+  return created?.id;
+}
+
+/**
+ * The same answer, and the same work, for a new and a taken address. A taken, unverified
+ * address gets a link that carries this registration: whoever registered first (perhaps not
+ * the mailbox's owner) does not decide the password once the owner confirms.
+ */
+export async function register(deps: Deps, input: RegisterInput, request: RequestInfo) {
   refuseIfLimited(
     await deps.rateLimiter.hit([
-      { rule: AUTH_RATE_RULES.registerPerIp, key: ip },
+      { rule: AUTH_RATE_RULES.registerPerIp, key: rateLimitSubject(request.ip) },
       { rule: AUTH_RATE_RULES.registerPerAddress, key: input.email },
     ]),
   );
-  const passwordHash = await deps.passwords.hash(input.password);
-  const apiKey = randomHex(32);
+  const registration: Registration = { passwordHash: await deps.passwords.hash(input.password), name: input.name, company: input.company };
   const mail = await deps.db.transaction(async (tx) => {
-    const now = deps.clock.now();
-    const [created] = await tx.query<{ id: number }>(
-      `INSERT INTO accounts (email, password_hash, name, company, api_key_hash, api_key_sealed, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $7) ON CONFLICT (email) DO NOTHING RETURNING id`,
-      [input.email, passwordHash, input.name, input.company, apiKeyHash(deps, apiKey), deps.secretBox.seal(apiKey), now],
-    );
-    if (created) return verificationMail(input.email, input.name, verifyUrl(deps, await issueVerifyToken(deps, tx, created.id)));
-    const [existing] = await tx.query<ExistingAccount>('SELECT id, name, email_verified FROM accounts WHERE email = $1', [input.email]);
+    const created = await insertAccount(deps, tx, input.email, registration);
+    if (created) {
+      await recordEvent(tx, deps.clock, 'account.registered', { accountId: created }, request);
+      const token = await issueToken(tx, deps.clock, created, 'verify', registration);
+      return verificationMail(input.email, input.name, verifyUrl(deps, token));
+    }
+    const [existing] = await tx.query<ExistingAccount>('SELECT id, name, email_verified FROM accounts WHERE email = $1 FOR UPDATE', [input.email]);
     if (existing.email_verified) return alreadyRegisteredMail(input.email, existing.name, deps.config.publicUrl);
-    return verificationMail(input.email, existing.name, verifyUrl(deps, await issueVerifyToken(deps, tx, existing.id)));
+    const token = await issueToken(tx, deps.clock, existing.id, 'verify', registration);
+    return verificationMail(input.email, input.name, verifyUrl(deps, token), { repeated: true });
   });
   deps.mailer.sendInBackground(mail);
   return { success: true as const, requires_verification: true as const, message: REGISTERED_MESSAGE };
 }
 
-export async function verifyEmail(deps: Deps, token: string) {
+/** The registration a used token carried, if any, becomes the account's; older tokens die with it. */
+export async function verifyEmail(deps: Deps, token: string, request: RequestInfo) {
   const verified = await deps.db.transaction(async (tx) => {
-    const now = deps.clock.now();
-    const [used] = await tx.query<{ account_id: number }>(
-      `UPDATE email_tokens SET used_at = $2
-       WHERE token_hash = $1 AND purpose = 'verify' AND used_at IS NULL AND expires_at > $2
-       RETURNING account_id`,
-      [sha256(token), now],
-    );
+    const used = await useToken(tx, deps.clock, 'verify', token);
     if (!used) return false;
-    await tx.query('UPDATE accounts SET email_verified = true, updated_at = $2 WHERE id = $1', [used.account_id, now]);
+    const [changed] = await tx.query(
+      `UPDATE accounts SET email_verified = true, updated_at = $2,
+         password_hash = COALESCE($3, password_hash), name = COALESCE($4, name),
+         company = CASE WHEN $3::text IS NULL THEN company ELSE $5 END
+       WHERE id = $1 AND NOT email_verified RETURNING id`,
+      [used.account_id, deps.clock.now(), used.password_hash, used.name, used.company],
+    );
+    await voidTokens(tx, deps.clock, used.account_id, ['verify']);
+    if (changed) await recordEvent(tx, deps.clock, 'email.verified', { accountId: used.account_id }, request);
     return true;
   });
   if (!verified) throw new AppError('INVALID_TOKEN');
   return { success: true as const, message: 'Your e-mail address is confirmed. You can log in now.' };
 }
 
-export async function resendVerification(deps: Deps, email: string, ip: string) {
+type LatestRegistration = { password_hash: string; name: string; company: string | null };
+
+/** A resent link carries the latest registration, so resending never brings back an older one. */
+export async function resendVerification(deps: Deps, email: string, request: RequestInfo) {
   refuseIfLimited(
     await deps.rateLimiter.hit([
-      { rule: AUTH_RATE_RULES.resendPerIp, key: ip },
+      { rule: AUTH_RATE_RULES.resendPerIp, key: rateLimitSubject(request.ip) },
       { rule: AUTH_RATE_RULES.resendPerAddress, key: email },
     ]),
   );
   const mail = await deps.db.transaction(async (tx) => {
-    const [account] = await tx.query<ExistingAccount>(
-      'SELECT id, name, email_verified FROM accounts WHERE email = $1 FOR UPDATE',
-      [email],
-    );
+    const [account] = await tx.query<ExistingAccount>('SELECT id, name, email_verified FROM accounts WHERE email = $1 FOR UPDATE', [email]);
     if (!account || account.email_verified) return undefined;
-    return verificationMail(email, account.name, verifyUrl(deps, await issueVerifyToken(deps, tx, account.id)));
+    const [latest] = await tx.query<LatestRegistration>(
+      `SELECT password_hash, name, company FROM email_tokens
+       WHERE account_id = $1 AND purpose = 'verify' AND password_hash IS NOT NULL ORDER BY id DESC LIMIT 1`,
+      [account.id],
+    );
+    const registration = latest && { passwordHash: latest.password_hash, name: latest.name, company: latest.company };
+    const token = await issueToken(tx, deps.clock, account.id, 'verify', registration);
+    return verificationMail(email, registration?.name ?? account.name, verifyUrl(deps, token));
   });
   if (mail) deps.mailer.sendInBackground(mail);
   return { success: true as const, message: RESENT_MESSAGE };
@@ -113,35 +117,83 @@ export async function resendVerification(deps: Deps, email: string, ip: string) 
 type LoginRow = AccountRow & { password_hash: string };
 
 /**
- * Unknown e-mail and wrong password look the same: same body, same argon2 work (a dummy
- * hash), and the failure counts against the address either way, so lockouts reveal nothing.
+ * Counts this attempt before its password is checked, so concurrent guesses cannot get more
+ * checks than a limit allows. A device that logged in to this account before is limited only
+ * by its own failures; once those run out it is a stranger like any other. Returns the count
+ * to take back if the password turns out right.
  */
-export async function login(deps: Deps, input: { email: string; password: string }, ip: string) {
+async function reserveAttempt(deps: Deps, email: string, request: RequestInfo, device: Device | undefined): Promise<RateCheck> {
   const { rateLimiter } = deps;
-  refuseIfLimited(
+  if (device) {
+    const check = { rule: AUTH_RATE_RULES.failedLoginsPerDevice, key: device.id };
+    if ((await rateLimiter.hit([check])).allowed) return check;
+  }
+  const client = rateLimitSubject(request.ip);
+  // Attempts the per-client limits refuse never reach the account's count: a single client
+  // cannot run the account-wide cap down with requests that were never even tried.
+  refuseLoginIfLimited(
+    deps,
     await rateLimiter.hit([
-      { rule: AUTH_RATE_RULES.loginPerIp, key: ip },
-      { rule: AUTH_RATE_RULES.loginPerAccountIp, key: `${input.email}|${ip}` },
+      { rule: AUTH_RATE_RULES.loginPerIp, key: client },
+      { rule: AUTH_RATE_RULES.loginPerAccountIp, key: `${email}|${client}` },
     ]),
+    'rate_limited',
   );
-  refuseIfLimited(await rateLimiter.peek(AUTH_RATE_RULES.failedLoginsPerAccount, input.email));
+  const check = { rule: AUTH_RATE_RULES.failedLoginsPerAccount, key: email };
+  const decision = await rateLimiter.hit([check]);
+  if (!decision.allowed) await recordEvent(deps.db, deps.clock, 'login.locked', { email }, request);
+  refuseLoginIfLimited(deps, decision, 'locked');
+  return check;
+}
+
+/** The metrics tell a client held back (rate_limited) from an account under attack (locked). */
+function refuseLoginIfLimited(deps: Deps, decision: RateDecision, outcome: 'rate_limited' | 'locked'): void {
+  if (!decision.allowed) deps.metrics.countLogin(outcome);
+  refuseIfLimited(decision);
+}
+
+export type LoginResult = { token: string; user: User; deviceToken: string | undefined };
+
+/**
+ * Unknown e-mail and wrong password look the same: same body, same argon2 work (a dummy
+ * hash), the attempt counts against the address and is logged either way, so lockouts
+ * reveal nothing. `deviceToken` is set when this client should keep a new device cookie.
+ */
+export async function login(deps: Deps, input: { email: string; password: string }, request: RequestInfo, credentials: Credentials): Promise<LoginResult> {
   const [account] = await deps.db.query<LoginRow>(
     { name: 'auth_login_account', text: `SELECT ${ACCOUNT_COLUMNS}, a.password_hash FROM accounts a WHERE a.email = $1` },
     [input.email],
   );
+  const presented = readDeviceToken(deps.deviceKeys, credentials.device);
+  const device = account && presented?.accountId === account.id ? presented : undefined;
+  const reservation = await reserveAttempt(deps, input.email, request, device);
   const matched = account ? await deps.passwords.verify(account.password_hash, input.password) : await deps.passwords.verifyDummy(input.password);
   if (!account || !matched) {
-    await rateLimiter.hit([{ rule: AUTH_RATE_RULES.failedLoginsPerAccount, key: input.email }]);
+    deps.metrics.countLogin('failed');
+    await recordEvent(deps.db, deps.clock, 'login.failed', { email: input.email }, request);
     throw new AppError('INVALID_CREDENTIALS');
   }
-  if (!account.email_verified) throw new AppError('EMAIL_NOT_VERIFIED');
+  await deps.rateLimiter.refund(reservation);
+  if (!account.email_verified) {
+    deps.metrics.countLogin('unverified');
+    throw new AppError('EMAIL_NOT_VERIFIED');
+  }
   const sessionId = randomUUID();
   const { token, expiresAt } = await deps.jwt.sign({ accountId: account.id, sessionId });
-  await deps.db.query(
-    { name: 'auth_create_session', text: 'INSERT INTO sessions (id, account_id, created_at, expires_at) VALUES ($1, $2, $3, $4)' },
-    [sessionId, account.id, deps.clock.now(), expiresAt],
-  );
-  return { token, user: toUser(account, deps.secretBox.open(account.api_key_sealed)) };
+  await deps.db.transaction(async (tx) => {
+    const now = deps.clock.now();
+    await tx.query(
+      {
+        name: 'auth_create_session',
+        text: 'INSERT INTO sessions (id, account_id, created_at, expires_at, last_used_at, ip, user_agent) VALUES ($1, $2, $3, $4, $3, $5, $6)',
+      },
+      [sessionId, account.id, now, expiresAt, request.ip || null, userAgentOf(request)],
+    );
+    await recordEvent(tx, deps.clock, 'login.succeeded', { accountId: account.id }, request);
+  });
+  const user = toUser(account, deps.secretBox.open(account.api_key_sealed, apiKeyPlace(account.id)));
+  deps.metrics.countLogin('succeeded');
+  return { token, user, deviceToken: device ? undefined : issueDeviceToken(deps.deviceKeys, account.id) };
 }
 
 export function me(auth: AuthContext): User {
@@ -149,9 +201,12 @@ export function me(auth: AuthContext): User {
 }
 
 /** Only a session can be logged out; an API key is permanent. */
-export async function logout(deps: Deps, auth: AuthContext): Promise<void> {
+export async function logout(deps: Deps, auth: AuthContext, request: RequestInfo): Promise<void> {
   if (!auth.sessionId) throw new AppError('UNAUTHORIZED', 'Log out with the session token, not the API key.');
-  await deps.db.query('UPDATE sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [auth.sessionId, deps.clock.now()]);
+  await deps.db.transaction(async (tx) => {
+    await tx.query('UPDATE sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [auth.sessionId, deps.clock.now()]);
+    await recordEvent(tx, deps.clock, 'logout', { accountId: auth.account.id }, request);
+  });
   // The trigger's notice reaches this instance a moment later; the caller may ask again sooner.
   deps.authCache.evictAccount(auth.account.id);
 }

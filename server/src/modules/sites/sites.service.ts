@@ -1,11 +1,11 @@
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors.ts';
-import { randomToken } from '../../lib/crypto.ts';
-import type { PaymentStatus } from '../../webhooks/stripe.handlers.ts';
-import type { CreateSiteInput } from './sites.schemas.ts';
+import { randomToken, type SealedPlace } from '../../lib/crypto.ts';
+import { LIST_LIMIT } from '../lists.ts';
+import type { CreateSiteInput, PaymentStatus } from './sites.schemas.ts';
 
-/** Lists return the most recent rows up to this many; the contract has no paging yet. */
-export const LIST_LIMIT = 1000;
+/** Where a site's sealed signing secret lives: it opens only there. */
+const siteSecretPlace = (siteKey: string): SealedPlace => ({ column: 'sites.secret_sealed', row: siteKey });
 
 function webhookUrl(deps: Deps, siteKey: string): string {
   return `${deps.config.publicUrl}/webhook/payment/${siteKey}`;
@@ -16,7 +16,7 @@ export async function createSite(deps: Deps, accountId: number, input: CreateSit
   const siteKey = `site_${randomToken(18)}`;
   await deps.db.query(
     'INSERT INTO sites (site_key, account_id, name, secret_sealed, created_at) VALUES ($1, $2, $3, $4, $5)',
-    [siteKey, accountId, input.name, deps.secretBox.seal(input.paymentWebhookSecret), deps.clock.now()],
+    [siteKey, accountId, input.name, deps.secretBox.seal(input.paymentWebhookSecret, siteSecretPlace(siteKey)), deps.clock.now()],
   );
   return { siteKey, webhookUrl: webhookUrl(deps, siteKey) };
 }
@@ -56,4 +56,12 @@ export async function listPayments(deps: Deps, accountId: number, siteKey: strin
       updatedAt: row.updated_at.toISOString(),
     })),
   };
+}
+
+const SITE_SECRET = { name: 'site_webhook_secret', text: 'SELECT secret_sealed, account_id FROM sites WHERE site_key = $1' };
+
+/** The signing secret a payment delivery to the site is checked against, and its owner; undefined for no such site. */
+export async function siteWebhookSecret(deps: Deps, siteKey: string): Promise<{ secret: string; accountId: number } | undefined> {
+  const [site] = await deps.db.query<{ secret_sealed: string; account_id: number }>(SITE_SECRET, [siteKey]);
+  return site && { secret: deps.secretBox.open(site.secret_sealed, siteSecretPlace(siteKey)), accountId: site.account_id };
 }

@@ -1,0 +1,125 @@
+import type { AccountData, AccountFormState } from './account-types.ts';
+import { Actions, Button, Card, Field, Form, Hidden, NoticeBox } from './components.tsx';
+import { eventLabel, formatInstant } from './wording.ts';
+
+type CardProps = { csrf: string; state?: AccountFormState };
+
+export function PasswordCard({ csrf, state }: CardProps) {
+  return (
+    <Card title="Password" id="password">
+      <p class="lead">Changing it signs out every other device.</p>
+      <NoticeBox notice={state?.notice} />
+      <Form action="/account/password" csrf={csrf}>
+        <Field name="current_password" label="Current password" type="password" form={state?.form} idPrefix="password" autoComplete="current-password" />
+        <Field name="new_password" label="New password" type="password" form={state?.form} idPrefix="password" autoComplete="new-password" minLength={8} hint="8 to 128 characters." />
+        <Actions>
+          <Button>Change password</Button>
+        </Actions>
+      </Form>
+    </Card>
+  );
+}
+
+export function EmailCard({ csrf, state }: CardProps) {
+  return (
+    <Card title="E-mail address" id="email">
+      <p class="lead">We send a link to the new address; your address changes once you open it.</p>
+      <NoticeBox notice={state?.notice} />
+      <Form action="/account/email" csrf={csrf}>
+        <Field name="new_email" label="New e-mail address" type="email" form={state?.form} idPrefix="email" autoComplete="email" />
+        <Field name="password" label="Password" type="password" form={state?.form} idPrefix="email" autoComplete="current-password" />
+        <Actions>
+          <Button>Change e-mail address</Button>
+        </Actions>
+      </Form>
+    </Card>
+  );
+}
+
+type Session = AccountData['sessions'][number];
+
+function SessionRow({ csrf, session }: { csrf: string; session: Session }) {
+  const used = session.last_used_at ? ` · last used ${formatInstant(session.last_used_at)}` : '';
+  return (
+    <li>
+      <div class="row-main">
+        <div class="row-title" title={session.user_agent ?? undefined}>
+          {session.user_agent || 'Unknown device'} {session.current && <span class="badge badge-good">This device</span>}
+        </div>
+        <div class="row-meta">
+          {`${session.ip ?? 'unknown address'} · signed in ${formatInstant(session.created_at)}${used}`}
+        </div>
+      </div>
+      {!session.current && (
+        <Form action="/account/sessions/revoke" csrf={csrf}>
+          <Hidden name="session_id" value={session.id} />
+          <Button variant="secondary" size="small">
+            Sign out
+          </Button>
+        </Form>
+      )}
+    </li>
+  );
+}
+
+export function SessionsCard({ csrf, sessions, state }: CardProps & { sessions: Session[] }) {
+  const others = sessions.filter((session) => !session.current).length;
+  return (
+    <Card title="Sessions" id="sessions" wide>
+      <p class="lead">Where your account is signed in, newest first.</p>
+      <NoticeBox notice={state?.notice} />
+      <ul class="rows">
+        {sessions.map((session) => (
+          <SessionRow csrf={csrf} session={session} />
+        ))}
+      </ul>
+      {others > 0 && (
+        <Form action="/account/sessions/revoke-others" csrf={csrf}>
+          <Button variant="secondary">Sign out everywhere else</Button>
+        </Form>
+      )}
+    </Card>
+  );
+}
+
+/** The latest events are what the owner looks for; the procedure gives up to 100. */
+const ACTIVITY_SHOWN = 20;
+
+export function ActivityCard({ items }: { items: AccountData['activity'] }) {
+  return (
+    <Card title="Recent activity" id="activity" wide>
+      {items.length === 0 ? (
+        <p class="empty">Nothing yet.</p>
+      ) : (
+        <ul class="rows">
+          {items.slice(0, ACTIVITY_SHOWN).map((item) => (
+            <li>
+              <div class="row-main">
+                <div class="row-title">{eventLabel(item.event)}</div>
+                <div class="row-meta">
+                  <time dateTime={item.at}>{formatInstant(item.at)}</time>
+                  {item.ip ? ` · ${item.ip}` : ''}
+                </div>
+              </div>
+            </li>
+          ))}
+        </ul>
+      )}
+    </Card>
+  );
+}
+
+export function DeleteAccountCard({ csrf, state }: CardProps) {
+  return (
+    <Card title="Delete account" id="delete" danger wide>
+      <p class="lead">This removes your account, its API key, sites, channels and messages at once. It cannot be undone.</p>
+      <NoticeBox notice={state?.notice} />
+      <Form action="/account/delete" csrf={csrf}>
+        <Field name="password" label="Password" type="password" form={state?.form} idPrefix="delete" autoComplete="current-password" />
+        <Actions>
+          <Button variant="danger">Delete my account</Button>
+        </Actions>
+      </Form>
+    </Card>
+  );
+}

@@ -1,0 +1,29 @@
+import type Router from '@koa/router';
+import type { Deps } from '../../../server/src/deps.ts';
+import { AppError } from '../../../server/src/errors.ts';
+import { safeEqual } from '../../../server/src/lib/crypto.ts';
+import { countByProviderAndState } from '../../../server/src/webhooks/inbox/repo.ts';
+import { PROVIDER_NAMES } from '../../../server/src/webhooks/provider.ts';
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/**
+ * GET /metrics, Prometheus text, for whoever holds METRICS_TOKEN (contract section 9).
+ * Without a token configured there is no such route: a 404 like any unknown path.
+ */
+export function mountMetrics(router: Router, deps: Deps): void {
+  const token = deps.config.metricsToken;
+  if (!token) return;
+  const { metrics } = deps;
+  // The inbox gauges' one query: see InboxSource in server/src/metrics.ts for why it is handed over here.
+  metrics.readInboxFrom({ read: () => countByProviderAndState(deps.db), providers: PROVIDER_NAMES });
+
+  router.get('/metrics', async (ctx) => {
+    const presented = BEARER.exec(ctx.get('authorization'))?.[1] ?? '';
+    // Constant time, and the same 401 for a missing and a wrong token.
+    if (!safeEqual(presented, token)) throw new AppError('UNAUTHORIZED');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  });
+}

@@ -1,0 +1,132 @@
+/**
+ * One request body (where the route takes one) and one success answer per REST operation,
+ * by operationId, for the OpenAPI document and the docs page's try-it. They are made up:
+ * no real token or key. tests/api-docs.openapi.rest.test.ts checks that every operation has
+ * them and that each one passes its procedure's own input or output schema.
+ */
+export type OperationExamples = { request?: unknown; response: unknown };
+
+const API_KEY = '6f1b7c2e9a4d3f5b8c0e1a2d4f6b8c0e2a4c6e8f0b2d4f6a8c0e2b4d6f8a0c2e';
+const JWT =
+  'eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIiwidHlwIjoiSldUIn0.eyJzdWIiOiI0MiIsInNpZCI6IjlmM2MiLCJpc3MiOiJodHRwczovL2dhdGVob3VzZS5leGFtcGxlIn0.bm90LWEtcmVhbC1zaWduYXR1cmU';
+const CREATED_AT = '2026-11-23T12:00:00.000Z';
+
+const USER = {
+  id: 42,
+  email: 'ada@example.com',
+  name: 'Ada Lovelace',
+  company: 'Analytical Engines Ltd',
+  plan: 'free',
+  role: 'user',
+  api_key: API_KEY,
+  email_verified: true,
+  created_at: CREATED_AT,
+};
+
+const message = (text: string) => ({ success: true, message: text });
+const SUCCESS = { success: true };
+const TOKEN = 'Zx3q9Kp2Lw7Vb5Nm1Rt8Yc4Hd6Jf0Gs2Ua9Ie3Ok7Pl';
+
+const DELIVERY = {
+  id: '0b6f3c1e-5d2a-4c8e-9f47-2a1d6e8b3c90',
+  provider: 'payment',
+  scope: 'site_Jq8mXk9pL3vR2tYw5nBz7cDe',
+  external_id: 'evt_1QxYz2AbCdEfGhIj',
+  state: 'dead',
+  received_at: '2026-11-23T11:58:02.114Z',
+  processed_at: null,
+  attempts: 5,
+  last_error: 'database unavailable',
+  reason: null,
+};
+
+export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
+  'auth-register': {
+    request: { email: 'ada@example.com', password: 'correct horse battery staple', name: 'Ada Lovelace', company: 'Analytical Engines Ltd' },
+    response: { success: true, requires_verification: true, message: 'Check your inbox: we sent a link to confirm your e-mail address.' },
+  },
+  'auth-verifyEmail': {
+    request: { token: TOKEN },
+    response: message('Your e-mail address is confirmed. You can log in now.'),
+  },
+  'auth-resendVerification': {
+    request: { email: 'ada@example.com' },
+    response: message('If an unverified account uses this address, a new confirmation link is on its way.'),
+  },
+  'auth-login': {
+    request: { email: 'ada@example.com', password: 'correct horse battery staple' },
+    response: { success: true, token: JWT, user: USER },
+  },
+  'auth-me': { response: { success: true, user: USER } },
+  'auth-logout': { response: SUCCESS },
+  'auth-forgotPassword': {
+    request: { email: 'ada@example.com' },
+    response: message('If an account uses this address, a link to choose a new password is on its way.'),
+  },
+  'auth-resetPassword': {
+    request: { token: TOKEN, password: 'a new and longer passphrase' },
+    response: message('Your password is changed, and every session was signed out. You can log in now.'),
+  },
+  'auth-changePassword': {
+    request: { current_password: 'correct horse battery staple', new_password: 'a new and longer passphrase' },
+    response: SUCCESS,
+  },
+  'auth-rotateApiKey': {
+    request: { grace_seconds: 3600 },
+    response: { success: true, api_key: '0c9e7a5f3d1b9f7e5c3a1f9d7b5e3c1a0f8d6b4e2c0a8f6d4b2e0c8a6f4d2b0e' },
+  },
+  'auth-listSessions': {
+    response: {
+      success: true,
+      sessions: [
+        { id: '9f3c2b1a-7d6e-4f5a-8b9c-0d1e2f3a4b5c', created_at: CREATED_AT, last_used_at: '2026-11-23T12:41:07.000Z', ip: '203.0.113.7', user_agent: 'Mozilla/5.0 (X11; Linux x86_64)', current: true },
+        { id: '2a4c6e8f-1b3d-4e5f-9a7c-8e6d4c2b0a19', created_at: '2026-11-20T08:15:00.000Z', last_used_at: null, ip: null, user_agent: null, current: false },
+      ],
+    },
+  },
+  'auth-revokeSession': { response: SUCCESS },
+  'auth-revokeAllSessions': { request: { keep_current: true }, response: { success: true, revoked: 3 } },
+  'auth-changeEmail': {
+    request: { new_email: 'ada@analytical.example', password: 'correct horse battery staple' },
+    response: message('Check the new address: we sent it a link to confirm the change. Until then your address stays as it is.'),
+  },
+  'auth-confirmEmailChange': {
+    request: { token: TOKEN },
+    response: message('Your new e-mail address is confirmed: use it to log in from now on.'),
+  },
+  'auth-deleteAccount': { request: { password: 'correct horse battery staple' }, response: SUCCESS },
+  'auth-listActivity': {
+    response: {
+      success: true,
+      items: [
+        { event: 'login.succeeded', at: '2026-11-23T12:40:59.000Z', ip: '203.0.113.7', user_agent: 'Mozilla/5.0 (X11; Linux x86_64)' },
+        { event: 'email.verified', at: '2026-11-23T12:02:11.000Z', ip: '203.0.113.7', user_agent: 'Mozilla/5.0 (X11; Linux x86_64)' },
+        { event: 'account.registered', at: CREATED_AT, ip: null, user_agent: null },
+      ],
+    },
+  },
+  'admin-inboxStats': {
+    response: {
+      success: true,
+      providers: [
+        { provider: 'billing', received: 0, processed: 1204, ignored: 31, dead: 0, oldest_pending_seconds: null },
+        { provider: 'payment', received: 2, processed: 8812, ignored: 140, dead: 1, oldest_pending_seconds: 3 },
+        { provider: 'operator', received: 0, processed: 57, ignored: 12, dead: 0, oldest_pending_seconds: null },
+        { provider: 'messengerone', received: 0, processed: 3310, ignored: 205, dead: 0, oldest_pending_seconds: null },
+        { provider: 'messengertwo', received: 0, processed: 918, ignored: 77, dead: 0, oldest_pending_seconds: null },
+      ],
+    },
+  },
+  'admin-listInbox': { response: { success: true, items: [DELIVERY], next_cursor: null } },
+  'admin-showDelivery': {
+    response: {
+      success: true,
+      delivery: { ...DELIVERY, payload: '{"id":"evt_1QxYz2AbCdEfGhIj","object":"event","type":"payment_intent.succeeded","created":1795435082,"data":{"object":{"id":"pi_3QxYz2AbCdEfGhIj","amount":4900,"currency":"eur"}}}' },
+    },
+  },
+  'admin-replayDelivery': { response: SUCCESS },
+  'admin-replayDeliveries': {
+    request: { provider: 'payment', state: 'dead', since: '2026-11-23T00:00:00Z' },
+    response: { success: true, replayed: 1 },
+  },
+};

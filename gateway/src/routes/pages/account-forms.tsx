@@ -1,0 +1,63 @@
+import type Router from '@koa/router';
+import type { AccountPages } from './account-page.tsx';
+import type { PageKit } from './kit.tsx';
+import { formRefusal } from './refusals.ts';
+
+const PASSWORD_LABELS = { current_password: 'Current password', new_password: 'New password' };
+const EMAIL_LABELS = { new_email: 'New e-mail address', password: 'Password' };
+
+function mountPasswordChange(router: Router, kit: PageKit, pages: AccountPages): void {
+  kit.post(router, '/account/password', async (ctx, form) => {
+    try {
+      await kit.call(ctx).auth.changePassword({ current_password: form.text('current_password'), new_password: form.text('new_password') });
+      kit.redirect(ctx, '/account?done=password');
+    } catch (error) {
+      if (pages.signedOut(ctx, error)) return;
+      const refusal = formRefusal(ctx, error, form, PASSWORD_LABELS, { INVALID_CREDENTIALS: 'The current password is wrong. Nothing was changed.' });
+      await pages.show(ctx, refusal.status, { refused: { name: 'password', form: refusal.form, notice: refusal.notice } });
+    }
+  });
+}
+
+function mountEmailChange(router: Router, kit: PageKit, pages: AccountPages): void {
+  kit.post(router, '/account/email', async (ctx, form) => {
+    try {
+      await kit.call(ctx).auth.changeEmail({ new_email: form.text('new_email'), password: form.text('password') });
+      kit.redirect(ctx, '/account?done=email');
+    } catch (error) {
+      if (pages.signedOut(ctx, error)) return;
+      const refusal = formRefusal(ctx, error, form, EMAIL_LABELS, { INVALID_CREDENTIALS: 'The password is wrong. Your address was not changed.' });
+      await pages.show(ctx, refusal.status, { refused: { name: 'email', form: refusal.form, notice: refusal.notice } });
+    }
+  });
+}
+
+function mountSessions(router: Router, kit: PageKit, pages: AccountPages): void {
+  kit.post(router, '/account/sessions/revoke', async (ctx, form) => {
+    try {
+      await kit.call(ctx).auth.revokeSession({ id: form.text('session_id') });
+      kit.redirect(ctx, '/account?done=session');
+    } catch (error) {
+      if (pages.signedOut(ctx, error)) return;
+      const refusal = formRefusal(ctx, error, form, {}, { NOT_FOUND: 'That session had already ended.' });
+      await pages.show(ctx, refusal.status, { refused: { name: 'sessions', notice: refusal.notice } });
+    }
+  });
+  kit.post(router, '/account/sessions/revoke-others', async (ctx, form) => {
+    try {
+      await kit.call(ctx).auth.revokeAllSessions({ keep_current: true });
+      kit.redirect(ctx, '/account?done=others');
+    } catch (error) {
+      if (pages.signedOut(ctx, error)) return;
+      const refusal = formRefusal(ctx, error, form, {});
+      await pages.show(ctx, refusal.status, { refused: { name: 'sessions', notice: refusal.notice } });
+    }
+  });
+}
+
+/** The account page's forms that change something and then come back to it (POST, redirect, GET). */
+export function mountAccountForms(router: Router, kit: PageKit, pages: AccountPages): void {
+  mountPasswordChange(router, kit, pages);
+  mountEmailChange(router, kit, pages);
+  mountSessions(router, kit, pages);
+}

@@ -1,0 +1,42 @@
+import type { Context as KoaContext } from 'koa';
+import type { AccountData, AccountPageProps } from '../../pages/account-types.ts';
+import { AccountPage } from '../../pages/account-view.tsx';
+import type { PageKit } from './kit.tsx';
+import { isRefusal } from './refusals.ts';
+
+export type AccountPages = {
+  /** The account page with these extras, or the sign-in redirect if the session has ended. */
+  show(ctx: KoaContext, status: number, props?: Omit<AccountPageProps, 'csrf' | 'data'>): Promise<void>;
+  /** For a failure of an account form: the sign-in redirect if the session has ended; false for anything else. */
+  signedOut(ctx: KoaContext, error: unknown): boolean;
+};
+
+export function createAccountPages(kit: PageKit): AccountPages {
+  const toLogin = (ctx: KoaContext) => {
+    kit.clearSession(ctx);
+    kit.redirect(ctx, '/login?next=/account');
+  };
+  const signedOut = (ctx: KoaContext, error: unknown) => {
+    if (!isRefusal(error, 'UNAUTHORIZED')) return false;
+    toLogin(ctx);
+    return true;
+  };
+  async function load(ctx: KoaContext): Promise<AccountData> {
+    const caller = kit.call(ctx);
+    const [me, sessions, activity] = await Promise.all([caller.auth.me(), caller.auth.listSessions(), caller.auth.listActivity()]);
+    return { user: me.user, sessions: sessions.sessions, activity: activity.items };
+  }
+  return {
+    signedOut,
+    async show(ctx, status, props = {}) {
+      let data: AccountData;
+      try {
+        data = await load(ctx);
+      } catch (error) {
+        if (signedOut(ctx, error)) return;
+        throw error;
+      }
+      kit.send(ctx, status, <AccountPage csrf={kit.csrf(ctx)} data={data} {...props} />);
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import type Router from '@koa/router';
+import type { Context as KoaContext } from 'koa';
+import type { Notice } from '../../pages/components.tsx';
+import { DonePage } from '../../pages/public-views.tsx';
+import { mountAccountForms } from './account-forms.tsx';
+import { createAccountPages, type AccountPages } from './account-page.tsx';
+import type { PageKit } from './kit.tsx';
+import { formRefusal } from './refusals.ts';
+
+/** What the account page says after a change it redirected from (`?done=…`): a fixed list, never echoed text. */
+const DONE_NOTICES: Record<string, Notice> = {
+  password: { tone: 'success', text: 'Your password is changed. Every other session was signed out.' },
+  email: { tone: 'success', text: 'Check your new address: we sent it a link to confirm the change. Until then your address stays as it is.' },
+  session: { tone: 'success', text: 'That session is signed out.' },
+  others: { tone: 'success', text: 'Every other session is signed out.' },
+};
+
+const GRACE_WORDS: Record<number, string> = { 0: 'The previous key stopped working.', 3600: 'The previous key keeps working for an hour.', 86400: 'The previous key keeps working for 24 hours.' };
+
+function mountApiKey(router: Router, kit: PageKit, pages: AccountPages): void {
+  // A POST, so that the key is only ever in an answer the owner asked for, never cached (no-store).
+  kit.post(router, '/account/api-key', async (ctx) => {
+    try {
+      const { user } = await kit.call(ctx).auth.me();
+      await pages.show(ctx, 200, { apiKey: user.api_key });
+    } catch (error) {
+      if (!pages.signedOut(ctx, error)) throw error;
+    }
+  });
+  kit.post(router, '/account/api-key/rotate', async (ctx, form) => {
+    const grace = form.text('grace_seconds');
+    if (!/^\d{1,6}$/.test(grace)) {
+      return pages.show(ctx, 400, { refused: { name: 'key', notice: { tone: 'error', text: 'Choose how long the current key keeps working.' } } });
+    }
+    try {
+      const result = await kit.call(ctx).auth.rotateApiKey({ grace_seconds: Number(grace) });
+      const words = GRACE_WORDS[Number(grace)] ?? `The previous key keeps working for ${grace} seconds.`;
+      const notice: Notice = { tone: 'success', title: 'New API key made', text: `${words} Update your servers with the key below.` };
+      await pages.show(ctx, 200, { apiKey: result.api_key, refused: { name: 'key', notice } });
+    } catch (error) {
+      if (pages.signedOut(ctx, error)) return;
+      const refusal = formRefusal(ctx, error, form, {});
+      await pages.show(ctx, refusal.status, { refused: { name: 'key', notice: refusal.notice } });
+    }
+  });
+}
+
+function mountDelete(router: Router, kit: PageKit, pages: AccountPages): void {
+  kit.post(router, '/account/delete', async (ctx, form) => {
+    try {
+      await kit.call(ctx).auth.deleteAccount({ password: form.text('password') });
+    } catch (error) {
+      if (pages.signedOut(ctx, error)) return;
+      const refusal = formRefusal(ctx, error, form, { password: 'Password' }, { INVALID_CREDENTIALS: 'The password is wrong. Your account was not deleted.' });
+      return pages.show(ctx, refusal.status, { refused: { name: 'delete', form: refusal.form, notice: refusal.notice } });
+    }
+    // Its sessions went with the account; the browser's cookie is now only clutter.
+    kit.clearSession(ctx);
+    kit.send(ctx, 200, <DonePage title="Account deleted" text="Your account and everything in it are deleted. We sent a notice to its address." next={{ href: '/register', label: 'Create a new account' }} />);
+  });
+}
+
+/** GET /account and what it posts to: the key, password, address, sessions, deletion. */
+export function mountAccountPages(router: Router, kit: PageKit): void {
+  const pages = createAccountPages(kit);
+  kit.get(router, '/account', async (ctx) => {
+    const done = typeof ctx.query.done === 'string' && Object.hasOwn(DONE_NOTICES, ctx.query.done) ? DONE_NOTICES[ctx.query.done] : undefined;
+    await pages.show(ctx, 200, { notice: done });
+  });
+  mountApiKey(router, kit, pages);
+  mountDelete(router, kit, pages);
+  mountAccountForms(router, kit, pages);
+}

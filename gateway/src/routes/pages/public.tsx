@@ -1,0 +1,102 @@
+import type Router from '@koa/router';
+import type { Context as KoaContext } from 'koa';
+import { CheckInboxPage, ForgotPasswordPage, LoginPage, RegisterPage, ResendVerificationPage } from '../../pages/public-views.tsx';
+import type { FormFields } from './form-body.ts';
+import type { PageKit } from './kit.tsx';
+import { safeNextPath } from './next-path.ts';
+import { formRefusal, isRefusal } from './refusals.ts';
+
+const REGISTER_LABELS = { name: 'Name', email: 'E-mail address', password: 'Password', company: 'Company' };
+const LOGIN_LABELS = { email: 'E-mail address', password: 'Password' };
+const EMAIL_LABELS = { email: 'E-mail address' };
+
+const queryText = (ctx: KoaContext, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);
+
+function mountRegister(router: Router, kit: PageKit): void {
+  kit.get(router, '/register', (ctx) => kit.send(ctx, 200, <RegisterPage csrf={kit.csrf(ctx)} />));
+  kit.post(router, '/register', async (ctx, form) => {
+    const input = { name: form.text('name'), email: form.text('email'), password: form.text('password'), company: form.text('company') };
+    try {
+      const result = await kit.call(ctx).auth.register(input);
+      kit.send(ctx, 200, <CheckInboxPage csrf={kit.csrf(ctx)} email={input.email.trim()} text={result.message} />);
+    } catch (error) {
+      const refusal = formRefusal(ctx, error, form, REGISTER_LABELS);
+      kit.send(ctx, refusal.status, <RegisterPage csrf={kit.csrf(ctx)} form={refusal.form} notice={refusal.notice} />);
+    }
+  });
+}
+
+async function signIn(ctx: KoaContext, kit: PageKit, form: FormFields): Promise<void> {
+  const next = safeNextPath(form.text('next'));
+  try {
+    // Sets svc_token, and svc_device for a browser new to the account, as the REST login does.
+    await kit.call(ctx).auth.login({ email: form.text('email'), password: form.text('password') });
+    kit.redirect(ctx, next ?? '/account');
+  } catch (error) {
+    const refusal = formRefusal(ctx, error, form, LOGIN_LABELS, {
+      INVALID_CREDENTIALS: 'The e-mail address or password is wrong.',
+      EMAIL_NOT_VERIFIED: 'Your e-mail address is not confirmed yet.',
+    });
+    const unverifiedEmail = refusal.code === 'EMAIL_NOT_VERIFIED' ? form.text('email').trim() : undefined;
+    const notice = unverifiedEmail ? undefined : refusal.notice;
+    kit.send(ctx, refusal.status, <LoginPage csrf={kit.csrf(ctx)} form={refusal.form} notice={notice} next={next} unverifiedEmail={unverifiedEmail} />);
+  }
+}
+
+function mountLogin(router: Router, kit: PageKit): void {
+  kit.get(router, '/login', async (ctx) => {
+    const next = safeNextPath(queryText(ctx, 'next'));
+    if (kit.sessionCookie(ctx)) {
+      try {
+        await kit.call(ctx).auth.me();
+        return kit.redirect(ctx, next ?? '/account');
+      } catch (error) {
+        if (!isRefusal(error, 'UNAUTHORIZED')) throw error;
+      }
+    }
+    kit.send(ctx, 200, <LoginPage csrf={kit.csrf(ctx)} next={next} />);
+  });
+  kit.post(router, '/login', (ctx, form) => signIn(ctx, kit, form));
+
+  kit.post(router, '/logout', async (ctx) => {
+    try {
+      // Revokes the session; its answer clears the cookie.
+      await kit.call(ctx).auth.logout();
+    } catch (error) {
+      if (!isRefusal(error, 'UNAUTHORIZED')) throw error;
+      kit.clearSession(ctx);
+    }
+    kit.redirect(ctx, '/login');
+  });
+}
+
+function mountEmailForms(router: Router, kit: PageKit): void {
+  kit.get(router, '/forgot-password', (ctx) => kit.send(ctx, 200, <ForgotPasswordPage csrf={kit.csrf(ctx)} />));
+  kit.post(router, '/forgot-password', async (ctx, form) => {
+    try {
+      const result = await kit.call(ctx).auth.forgotPassword({ email: form.text('email') });
+      kit.send(ctx, 200, <ForgotPasswordPage csrf={kit.csrf(ctx)} notice={{ tone: 'success', title: 'Check your inbox', text: result.message }} />);
+    } catch (error) {
+      const refusal = formRefusal(ctx, error, form, EMAIL_LABELS);
+      kit.send(ctx, refusal.status, <ForgotPasswordPage csrf={kit.csrf(ctx)} form={refusal.form} notice={refusal.notice} />);
+    }
+  });
+
+  kit.get(router, '/resend-verification', (ctx) => kit.send(ctx, 200, <ResendVerificationPage csrf={kit.csrf(ctx)} />));
+  kit.post(router, '/resend-verification', async (ctx, form) => {
+    try {
+      const result = await kit.call(ctx).auth.resendVerification({ email: form.text('email') });
+      kit.send(ctx, 200, <CheckInboxPage csrf={kit.csrf(ctx)} email={form.text('email').trim()} text={result.message} />);
+    } catch (error) {
+      const refusal = formRefusal(ctx, error, form, EMAIL_LABELS);
+      kit.send(ctx, refusal.status, <ResendVerificationPage csrf={kit.csrf(ctx)} form={refusal.form} notice={refusal.notice} />);
+    }
+  });
+}
+
+/** Register, sign in and out, and the two forms that send a mail (reset link, new confirmation link). */
+export function mountPublicPages(router: Router, kit: PageKit): void {
+  mountRegister(router, kit);
+  mountLogin(router, kit);
+  mountEmailForms(router, kit);
+}

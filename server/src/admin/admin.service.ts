@@ -1,0 +1,169 @@
+import type { RequestInfo } from '../context.ts';
+import type { Deps } from '../deps.ts';
+import { AppError } from '../errors.ts';
+import { webhookReplayJobs } from '../jobs.ts';
+import { inBatches } from '../lib/batches.ts';
+import { inTransaction } from '../lib/queue.ts';
+import { isUuid } from '../lib/text.ts';
+import { recordEvent } from '../modules/auth/auth.audit.ts';
+import type { AuditEvent } from '../modules/auth/auth.schemas.ts';
+import { reencryptSecrets as reencrypt, type ReencryptProgress, type ReencryptReport } from '../secrets/reencrypt.ts';
+import * as inbox from '../webhooks/inbox/repo.ts';
+import { PROVIDER_NAMES } from '../webhooks/provider.ts';
+import type { ListInboxInput, ReplayDeliveriesInput } from './admin.schemas.ts';
+
+/** Who acts: an admin account over the API, or the CLI (no account) on the server itself. */
+export type Actor = { accountId: number | null; request: RequestInfo };
+
+const REPLAY_BATCH = 500;
+const PURGE_BATCH = 1000;
+const DEFAULT_PAGE = 50;
+
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+
+function audit(deps: Deps, db: Parameters<typeof recordEvent>[0], actor: Actor, event: AuditEvent, data: Record<string, unknown>) {
+  return recordEvent(db, deps.clock, event, { accountId: actor.accountId }, actor.request, data);
+}
+
+/** Every provider, with zeros where it has no deliveries, and the age of its oldest waiting one. */
+export async function inboxStats(deps: Deps, actor: Actor) {
+  const rows = await inbox.countByProviderAndState(deps.db);
+  const now = deps.clock.now().getTime();
+  const providers = PROVIDER_NAMES.map((provider) => {
+    const own = rows.filter((row) => row.provider === provider);
+    const count = (state: inbox.InboxState) => own.find((row) => row.state === state)?.count ?? 0;
+    const oldest = own.find((row) => row.state === 'received')?.oldest_received;
+    return {
+      provider,
+      received: count('received'),
+      processed: count('processed'),
+      ignored: count('ignored'),
+      dead: count('dead'),
+      oldest_pending_seconds: oldest ? Math.max(0, Math.floor((now - oldest.getTime()) / 1000)) : null,
+    };
+  });
+  await audit(deps, deps.db, actor, 'admin.inbox_read', { what: 'stats' });
+  return { success: true as const, providers };
+}
+
+const toItem = (row: inbox.InboxRow) => ({
+  id: row.id,
+  provider: row.provider,
+  scope: row.scope,
+  external_id: row.external_id,
+  state: row.state,
+  received_at: row.received_at.toISOString(),
+  processed_at: iso(row.processed_at),
+  attempts: row.attempts,
+  last_error: row.last_error,
+  reason: row.reason,
+});
+
+/** The cursor is the last row's (received_at, id), opaque to callers. */
+const encodeCursor = (row: inbox.InboxRow) => Buffer.from(JSON.stringify([row.received_at.toISOString(), row.id])).toString('base64url');
+
+function decodeCursor(cursor: string): { receivedAt: Date; id: string } {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    const receivedAt = new Date(at);
+    if (!Number.isNaN(receivedAt.getTime()) && typeof id === 'string' && isUuid(id)) return { receivedAt, id };
+  } catch {
+    // not one of ours
+  }
+  throw new AppError('VALIDATION_FAILED', undefined, { issues: [{ path: 'cursor', message: 'is not a cursor this list gave out' }] });
+}
+
+const filterOf = (input: { provider?: inbox.InboxFilter['provider']; since?: string; until?: string }) => ({
+  provider: input.provider,
+  since: input.since ? new Date(input.since) : undefined,
+  until: input.until ? new Date(input.until) : undefined,
+});
+
+/** Newest first, filtered, a page at a time; `next_cursor` is null on the last page. */
+export async function listInbox(deps: Deps, actor: Actor, input: ListInboxInput) {
+  const limit = input.limit ?? DEFAULT_PAGE;
+  const after = input.cursor ? decodeCursor(input.cursor) : undefined;
+  const rows = await inbox.listDeliveries(deps.db, { ...filterOf(input), state: input.state }, after, limit + 1);
+  const page = rows.slice(0, limit);
+  await audit(deps, deps.db, actor, 'admin.inbox_read', { what: 'list', filter: { ...input, cursor: undefined } });
+  return { success: true as const, items: page.map(toItem), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null };
+}
+
+async function deliveryOrNotFound(deps: Deps, id: string) {
+  const row = isUuid(id) ? await inbox.findDelivery(deps.db, id) : undefined;
+  if (!row) throw new AppError('NOT_FOUND', 'No such delivery.');
+  return row;
+}
+
+/** One delivery with its payload, as received (text); reading a payload is itself logged. */
+export async function showDelivery(deps: Deps, actor: Actor, id: string) {
+  const row = await deliveryOrNotFound(deps, id);
+  await audit(deps, deps.db, actor, 'admin.delivery_read', { delivery: row.id });
+  return { success: true as const, delivery: { ...toItem(row), payload: row.payload.toString('utf8') } };
+}
+
+/**
+ * Applies a delivery again through its handler, by the same exactly-once path as a first
+ * delivery: back to 'received' and a fresh job, in one transaction. A delivery still waiting
+ * is left to the job it has; two replays at once apply it once (repo.ts reopenDelivery).
+ */
+export async function replayDelivery(deps: Deps, actor: Actor, id: string) {
+  const row = await deliveryOrNotFound(deps, id);
+  await deps.db.transaction(async (tx) => {
+    if (!(await inbox.reopenDelivery(tx, row.id, deps.clock.now()))) return;
+    await deps.queue.insert(webhookReplayJobs([row.id]), inTransaction(tx));
+    await audit(deps, tx, actor, 'admin.delivery_replayed', { delivery: row.id, was: row.state });
+  });
+  return { success: true as const };
+}
+
+/** Every dead (or ignored) delivery matching the filter, in batches of their own transactions. */
+export async function replayDeliveries(deps: Deps, actor: Actor, input: ReplayDeliveriesInput, onProgress?: (replayed: number) => void) {
+  const filter = { ...filterOf(input), state: input.state ?? ('dead' as const) };
+  const step = () =>
+    deps.db.transaction(async (tx) => {
+      const ids = await inbox.reopenDeliveries(tx, filter, deps.clock.now(), REPLAY_BATCH);
+      if (ids.length) await deps.queue.insert(webhookReplayJobs(ids), inTransaction(tx));
+      return ids.length;
+    });
+  const replayed = await inBatches(step, REPLAY_BATCH, onProgress);
+  await audit(deps, deps.db, actor, 'admin.deliveries_replayed', { filter: input, replayed });
+  return { success: true as const, replayed };
+}
+
+/** Deletes deliveries in `states` received before `before`, a thousand per statement. */
+export async function purgeDeliveries(
+  deps: Deps,
+  actor: Actor,
+  filter: { states: inbox.InboxState[]; before: Date; provider?: inbox.InboxFilter['provider'] },
+  onProgress?: (purged: number) => void,
+): Promise<number> {
+  const purged = await inBatches(() => inbox.deleteDeliveries(deps.db, filter, PURGE_BATCH), PURGE_BATCH, onProgress);
+  await audit(deps, deps.db, actor, 'admin.deliveries_purged', { states: filter.states, before: filter.before.toISOString(), provider: filter.provider, purged });
+  return purged;
+}
+
+/** `npm run admin -- promote|demote <email>`. */
+export async function setRole(deps: Deps, actor: Actor, email: string, role: 'admin' | 'user') {
+  const changed = await deps.db.transaction(async (tx) => {
+    const [account] = await tx.query<{ id: number; role: string }>('SELECT id, role FROM accounts WHERE email = $1 FOR UPDATE', [email]);
+    if (!account) return undefined;
+    if (account.role !== role) {
+      await tx.query('UPDATE accounts SET role = $2, updated_at = $3 WHERE id = $1', [account.id, role, deps.clock.now()]);
+      await audit(deps, tx, actor, 'admin.role_changed', { account: account.id, role });
+    }
+    return { id: account.id, changed: account.role !== role };
+  });
+  if (!changed) throw new AppError('NOT_FOUND', 'No account has that e-mail address.');
+  return changed;
+}
+
+/**
+ * `secrets reencrypt` (contract section 10): every stored secret under the first DATA_KEY.
+ * Recorded with its counts; the values themselves never leave the database.
+ */
+export async function reencryptSecrets(deps: Deps, actor: Actor, onProgress?: ReencryptProgress): Promise<ReencryptReport> {
+  const report = await reencrypt(deps, onProgress);
+  await audit(deps, deps.db, actor, 'admin.secrets_reencrypted', { reencrypted: report.reencrypted, unreadable: report.unreadable });
+  return report;
+}

@@ -1,0 +1,46 @@
+import type { Command } from 'commander';
+import type { Queryable } from '../lib/db.ts';
+import { JSON_OPTION_HELP, printJson, printLine, printTable } from './output.ts';
+import { withDatabase } from './session.ts';
+
+/** `unknown`: recorded in the database but not in this build (a newer version applied it). */
+type MigrationStatus = { name: string; state: 'applied' | 'pending' | 'unknown'; applied_at: string | null };
+
+/** What schema_migrations records; a database never migrated has no such table, and none is made. */
+async function appliedMigrations(db: Queryable): Promise<Map<string, Date>> {
+  const [table] = await db.query<{ present: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`);
+  if (!table.present) return new Map();
+  const rows = await db.query<{ name: string; applied_at: Date }>('SELECT name, applied_at FROM schema_migrations ORDER BY name');
+  return new Map(rows.map((row) => [row.name, row.applied_at]));
+}
+
+async function statusOf(applied: Map<string, Date>): Promise<MigrationStatus[]> {
+  // Loaded on use, like the database (session.ts): --help need not load every migration.
+  const { MIGRATIONS } = await import('../migrations/index.ts');
+  const known = MIGRATIONS.map(({ name }): MigrationStatus => {
+    const at = applied.get(name);
+    return { name, state: at ? 'applied' : 'pending', applied_at: at?.toISOString() ?? null };
+  });
+  const names = new Set(MIGRATIONS.map(({ name }) => name));
+  const unknown = [...applied].filter(([name]) => !names.has(name)).map(([name, at]): MigrationStatus => ({ name, state: 'unknown', applied_at: at.toISOString() }));
+  return [...known, ...unknown];
+}
+
+async function status(options: { json?: boolean }): Promise<void> {
+  // Only reads: createDeps would apply pending migrations, which is what this command reports on.
+  const migrations = await statusOf(await withDatabase(appliedMigrations));
+  const pending = migrations.filter((migration) => migration.state === 'pending').length;
+  if (options.json) return printJson({ success: true, migrations, pending });
+  printTable(['migration', 'state', 'applied at'], migrations.map((m) => [m.name, m.state, m.applied_at ?? '-']));
+  printLine(pending ? `\n${pending} pending: npm run migrate applies them (so does starting the service).` : '\nEvery migration is applied.');
+}
+
+/** `migrate status`: what `npm run migrate` would do, without doing it. */
+export function addMigrateCommands(program: Command): void {
+  const migrate = program.command('migrate').description('the database schema (npm run migrate applies pending migrations)');
+  migrate
+    .command('status')
+    .description('every migration of this version, applied (and when) or pending; changes nothing')
+    .option('--json', JSON_OPTION_HELP)
+    .action(status);
+}

@@ -1,0 +1,52 @@
+import type { Actor } from '../admin/admin.service.ts';
+import { loadConfig, type Config } from '../config.ts';
+import type { Deps } from '../deps.ts';
+import type { Db } from '../lib/db.ts';
+import type { Logger } from '../lib/logger.ts';
+
+// The services and the database stack (Sequelize, pg-boss, argon2, …) are imported when a
+// command first needs them, not at start: loading them takes a second or more, which
+// `--help` and a refused value should not cost.
+
+export type AdminService = typeof import('../admin/admin.service.ts');
+
+/** The CLI acts as no account, on the server itself; the audit log says so (account_id NULL). */
+export const CLI_ACTOR: Actor = { accountId: null, request: { ip: '', requestId: 'cli', userAgent: 'gatehouse-cli' } };
+
+/**
+ * Log lines go to stderr, so stdout holds only what the command prints (one JSON document
+ * with --json). Warnings only, unless LOG_LEVEL is set: the service's default 'info' would
+ * bury a person's answer under start-up chatter.
+ */
+async function cliLogger(config: Config, env: NodeJS.ProcessEnv): Promise<Logger> {
+  const [{ default: pino }, { createLogger }] = await Promise.all([import('pino'), import('../lib/logger.ts')]);
+  return createLogger(env.LOG_LEVEL ? config.logLevel : 'warn', pino.destination(2));
+}
+
+/**
+ * The admin services with everything they need, built as the worker builds it (pending
+ * migrations applied), but without supervising the queue or listening for cache notices:
+ * the CLI only enqueues, and it works whether or not the gateway runs. Closed whatever happens.
+ */
+export async function withServices<T>(work: (admin: AdminService, deps: Deps) => Promise<T>, env: NodeJS.ProcessEnv = process.env): Promise<T> {
+  const config = loadConfig(env);
+  const [{ createDeps }, admin, logger] = await Promise.all([import('../deps.ts'), import('../admin/admin.service.ts'), cliLogger(config, env)]);
+  const deps = await createDeps(config, { superviseQueue: false, authCache: false, logger });
+  try {
+    return await work(admin, deps);
+  } finally {
+    await deps.close();
+  }
+}
+
+/** The database alone, for commands that must not change it as createDeps does (it migrates). */
+export async function withDatabase<T>(work: (db: Db) => Promise<T>, env: NodeJS.ProcessEnv = process.env): Promise<T> {
+  const config = loadConfig(env);
+  const [{ createDatabase }, logger] = await Promise.all([import('../lib/db.ts'), cliLogger(config, env)]);
+  const db = await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
+  try {
+    return await work(db);
+  } finally {
+    await db.close();
+  }
+}

@@ -1,0 +1,86 @@
+import { TRPCError } from '@trpc/server';
+import { getHTTPStatusCodeFromError } from '@trpc/server/http';
+import { ZodError } from 'zod';
+import { AppError, codeForStatus, ERROR_STATUS, errorBody, type ErrorBody, type ErrorCode } from './errors.ts';
+import { isDatabaseUnavailable, isRefusedValue } from './lib/db.ts';
+
+/**
+ * How a failure goes to the log: not at all when it is the caller's mistake, as a warning
+ * when the database is away or refused a value, as an error when it is our fault.
+ */
+export type ErrorLog = { level: 'warn' | 'error'; message: string } | undefined;
+
+export type ErrorResponse = {
+  status: number;
+  code: ErrorCode;
+  headers: Record<string, string>;
+  body: ErrorBody;
+  log: ErrorLog;
+};
+
+const FAULT: ErrorLog = { level: 'error', message: 'unexpected error' };
+
+/** Clients are told to come back after this long while the database is away. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+const answered = new WeakMap<object, ErrorResponse>();
+
+/**
+ * The one way anything thrown becomes an answer: Koa's error handler, the REST adapter,
+ * tRPC's error formatter and middleware, and the pages all call it. A TRPCError is looked
+ * through to its cause; an AppError says its own code; a Zod error is a validation failure;
+ * PostgreSQL's refusals and outages, and body parsers' http-errors, have codes of their own;
+ * everything else is our fault, a 500 without detail. The same error gives the same answer
+ * however often it is asked (it is remembered), so every layer agrees at no extra cost.
+ */
+export function toErrorResponse(error: unknown): ErrorResponse {
+  if (typeof error === 'object' && error !== null) {
+    const known = answered.get(error);
+    if (known) return known;
+    const response = respond(error);
+    answered.set(error, response);
+    return response;
+  }
+  return respond(error);
+}
+
+function respond(error: unknown): ErrorResponse {
+  if (error instanceof TRPCError) return fromTrpcError(error);
+  if (error instanceof AppError) {
+    return build(error.code, error.message, error.extra, error.code === 'INTERNAL_ERROR' ? FAULT : undefined);
+  }
+  if (error instanceof ZodError) {
+    return build('VALIDATION_FAILED', undefined, { issues: error.issues.map((issue) => ({ path: issue.path.join('.') || '(body)', message: issue.message })) });
+  }
+  if (isRefusedValue(error)) {
+    return build('VALIDATION_FAILED', 'A value in the request cannot be stored.', {}, { level: 'warn', message: 'database refused a value' });
+  }
+  if (isDatabaseUnavailable(error)) {
+    return build('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS }, { level: 'warn', message: 'database unavailable' });
+  }
+  const status = (error as { status?: unknown }).status;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    // http-errors from a body parser: a 400 there means the body could not be read as sent.
+    return build(status === 400 ? 'INVALID_JSON' : codeForStatus(status));
+  }
+  return build('INTERNAL_ERROR', undefined, {}, FAULT);
+}
+
+/** tRPC wraps what procedures throw; what it raises itself (bad JSON, unknown path) has only its code. */
+function fromTrpcError(error: TRPCError): ErrorResponse {
+  if (error.cause && !(error.cause instanceof TRPCError)) {
+    const cause = toErrorResponse(error.cause);
+    if (cause.code !== 'INTERNAL_ERROR' || error.code === 'INTERNAL_SERVER_ERROR') return cause;
+  }
+  if (error.code === 'PARSE_ERROR') return build('INVALID_JSON');
+  const status = getHTTPStatusCodeFromError(error);
+  return build(codeForStatus(status), status >= 500 ? undefined : error.message, {}, status >= 500 ? FAULT : undefined);
+}
+
+function build(code: ErrorCode, message?: string, extra: { issues?: ErrorBody['issues']; retryAfterSeconds?: number } = {}, log?: ErrorLog): ErrorResponse {
+  const body = errorBody(code, message, extra.issues);
+  const headers: Record<string, string> = {};
+  if (extra.retryAfterSeconds) headers['retry-after'] = String(extra.retryAfterSeconds);
+  if (code === 'UNAUTHORIZED') headers['www-authenticate'] = 'Bearer';
+  return { status: ERROR_STATUS[code], code, headers, body, log };
+}

@@ -1,0 +1,29 @@
+import type { Deps } from './deps.ts';
+import { inBatches } from './lib/batches.ts';
+import { purgeAuditEvents } from './modules/auth/auth.audit.ts';
+import { dropExpiredPreviousKeys } from './modules/auth/auth.keys.ts';
+import { deleteDeliveries } from './webhooks/inbox/repo.ts';
+
+const DAY_MS = 24 * 3600 * 1000;
+
+const INBOX_PURGE_BATCH = 1000;
+
+export type HousekeepingReport = { rateLimits: number; auditEvents: number; previousKeys: number; deliveries: number };
+
+/**
+ * What the worker tidies every minute, on the service clock: rate-limit windows that ended,
+ * activity older than AUDIT_RETENTION_DAYS, processed and ignored deliveries older than
+ * INBOX_RETENTION_DAYS (dead ones stay for a person: `npm run admin -- inbox purge`), and
+ * previous API keys whose grace window ended (they stopped working then; this drops their
+ * lookup hash). Deletes go a thousand rows per statement.
+ */
+export async function runHousekeeping(deps: Deps): Promise<HousekeepingReport> {
+  const now = deps.clock.now();
+  const rateLimits = (await deps.db.query('DELETE FROM rate_limits WHERE window_end < $1 RETURNING key', [now])).length;
+  const auditEvents = await purgeAuditEvents(deps.db, new Date(now.getTime() - deps.config.auditRetentionDays * DAY_MS));
+  const previousKeys = await dropExpiredPreviousKeys(deps.db, now);
+  const inboxBefore = new Date(now.getTime() - deps.config.inboxRetentionDays * DAY_MS);
+  const purgeStep = () => deleteDeliveries(deps.db, { states: ['processed', 'ignored'], before: inboxBefore }, INBOX_PURGE_BATCH);
+  const deliveries = await inBatches(purgeStep, INBOX_PURGE_BATCH);
+  return { rateLimits, auditEvents, previousKeys, deliveries };
+}

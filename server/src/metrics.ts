@@ -1,0 +1,176 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Clock } from './lib/clock.ts';
+import type { Logger } from './lib/logger.ts';
+
+/*
+ * The service's Prometheus metrics (contract section 9), on a registry of its own: several
+ * services in one process (tests) each count their own, and nothing a library registers on
+ * prom-client's global registry leaks into the scrape.
+ */
+
+export type LoginOutcome = 'succeeded' | 'failed' | 'locked' | 'unverified' | 'rate_limited';
+export type WebhookOutcome = 'accepted' | 'duplicate' | 'rejected';
+
+/** One row of `countByProviderAndState` (webhooks/inbox/repo.ts). */
+export type InboxCount = { provider: string; state: string; count: number; oldest_received: Date | null };
+
+/**
+ * Where the inbox gauges read from. The query lives in webhooks/inbox/repo.ts, which deps.ts
+ * (and so this file) cannot import without an import cycle (repo -> provider -> deps), so
+ * the gateway hands it over when it mounts /metrics.
+ */
+export type InboxSource = {
+  read(): Promise<InboxCount[]>;
+  /** Every provider gets a series per state from the first scrape, zeros included, so increase() works on its first dead delivery. */
+  providers: readonly string[];
+};
+
+export type Metrics = {
+  /** What GET /metrics writes out. */
+  registry: Registry;
+  /** One answered request; `route` is a pattern, never a raw path. */
+  observeRequest(route: string, method: string, status: number, seconds: number): void;
+  countWebhook(provider: string, outcome: WebhookOutcome): void;
+  countJobFailure(queue: string): void;
+  countLogin(outcome: LoginOutcome): void;
+  /** `rule` is the rule's name (login-ip, register-address, …), never the key it counted. */
+  countRateLimitRefusal(rule: string): void;
+  readInboxFrom(source: InboxSource): void;
+};
+
+const INBOX_STATES = ['received', 'processed', 'ignored', 'dead'] as const;
+
+/** A scrape at most this often reaches the database; Prometheus scrapes every 15 s or so. */
+const INBOX_CACHE_MS = 5_000;
+
+/** For a service answering in 1 to 100 ms: fine steps there, a few beyond for the slow tail. */
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+export function createMetrics(options: { clock: Clock; logger: Logger }): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry });
+
+  const httpRequests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers,
+  });
+  const httpRequestDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from the request reaching the gateway to its answer, by route pattern, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const webhookDeliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook deliveries by provider and outcome: accepted (kept), duplicate (already kept), rejected (signature, payload or unknown scope).',
+    labelNames: ['provider', 'outcome'] as const,
+    registers,
+  });
+  const jobFailures = new Counter({
+    name: 'job_failures_total',
+    help: 'Jobs that failed a try (pg-boss retries them), by queue.',
+    labelNames: ['queue'] as const,
+    registers,
+  });
+  const logins = new Counter({
+    name: 'logins_total',
+    help: 'Login attempts by outcome: succeeded, failed, locked, unverified, rate_limited.',
+    labelNames: ['outcome'] as const,
+    registers,
+  });
+  const rateLimitRefusals = new Counter({
+    name: 'rate_limit_refusals_total',
+    help: 'Requests refused by a rate limit, by the rule that refused.',
+    labelNames: ['rule'] as const,
+    registers,
+  });
+  const inbox = registerInboxGauges(registry, options);
+
+  return {
+    registry,
+    observeRequest(route, method, status, seconds) {
+      // One labels object for both: this runs on every request.
+      const labels = { route, method, status };
+      httpRequests.inc(labels);
+      httpRequestDuration.observe(labels, seconds);
+    },
+    countWebhook: (provider, outcome) => webhookDeliveries.inc({ provider, outcome }),
+    countJobFailure: (queue) => jobFailures.inc({ queue }),
+    countLogin: (outcome) => logins.inc({ outcome }),
+    countRateLimitRefusal: (rule) => rateLimitRefusals.inc({ rule }),
+    readInboxFrom: inbox.readFrom,
+  };
+}
+
+type InboxSnapshot = { rows: InboxCount[]; providers: readonly string[] };
+
+/**
+ * `inbox_deliveries{provider,state}` and `inbox_oldest_pending_seconds{provider}`, filled on
+ * scrape from one query whose answer both share and keep for INBOX_CACHE_MS on the service
+ * clock. A failed read leaves both empty for that scrape (and is logged) rather than
+ * failing the whole scrape: the request and process metrics matter most during an outage.
+ */
+function registerInboxGauges(registry: Registry, options: { clock: Clock; logger: Logger }) {
+  const { clock, logger } = options;
+  let source: InboxSource | undefined;
+  let cached: { at: number; snapshot: Promise<InboxSnapshot | undefined> } | undefined;
+
+  /** Concurrent collects (the two gauges of one scrape) share one pending read. */
+  function snapshot(): Promise<InboxSnapshot | undefined> {
+    const now = clock.now().getTime();
+    if (cached && now - cached.at < INBOX_CACHE_MS && now >= cached.at) return cached.snapshot;
+    const current = source;
+    if (!current) return Promise.resolve(undefined);
+    const read = current.read().then(
+      (rows) => ({ rows, providers: current.providers }),
+      (error: unknown) => {
+        logger.warn({ err: error }, 'metrics: the inbox counts could not be read');
+        if (cached?.snapshot === read) cached = undefined;
+        return undefined;
+      },
+    );
+    cached = { at: now, snapshot: read };
+    return read;
+  }
+
+  new Gauge({
+    name: 'inbox_deliveries',
+    help: 'Webhook inbox rows by provider and state (received, processed, ignored, dead).',
+    labelNames: ['provider', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      const found = await snapshot();
+      this.reset();
+      if (!found) return;
+      for (const provider of found.providers) for (const state of INBOX_STATES) this.set({ provider, state }, 0);
+      for (const row of found.rows) this.set({ provider: row.provider, state: row.state }, row.count);
+    },
+  });
+  new Gauge({
+    name: 'inbox_oldest_pending_seconds',
+    help: 'Age of the oldest delivery still waiting to be applied (state received), by provider; 0 when none waits.',
+    labelNames: ['provider'] as const,
+    registers: [registry],
+    async collect() {
+      const found = await snapshot();
+      this.reset();
+      if (!found) return;
+      const now = clock.now().getTime();
+      for (const provider of found.providers) this.set({ provider }, 0);
+      for (const row of found.rows) {
+        if (row.state === 'received' && row.oldest_received) this.set({ provider: row.provider }, Math.max(0, (now - row.oldest_received.getTime()) / 1000));
+      }
+    },
+  });
+
+  return {
+    readFrom(next: InboxSource) {
+      source = next;
+      cached = undefined;
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import type { RequestInfo } from '../../context.ts';
+import type { Deps } from '../../deps.ts';
+import { recordEvent } from './auth.audit.ts';
+import { accountDeletedNotice } from './auth.mails.ts';
+import { confirmPassword } from './auth.password-check.ts';
+import type { AuthContext } from './auth.types.ts';
+
+/**
+ * Needs the password. One transaction removes the account and, by the schema's cascades, its
+ * sessions, tokens, sites with their payments, channels with their messages, link codes and
+ * linked chats; its billing subscriptions forget it, so later billing events for it are
+ * kept as ignored. The activity log keeps the deletion, without the account. The address
+ * may register again at once.
+ */
+export async function deleteAccount(deps: Deps, auth: AuthContext, password: string, request: RequestInfo) {
+  await confirmPassword(deps, auth, password, request);
+  const { account } = auth;
+  await deps.db.transaction(async (tx) => {
+    await recordEvent(tx, deps.clock, 'account.deleted', { accountId: account.id }, request, { account_id: account.id });
+    await tx.query('DELETE FROM accounts WHERE id = $1', [account.id]);
+  });
+  deps.authCache.evictAccount(account.id);
+  // Its sites and channels are gone: their webhooks are a 404 from now on, here at once.
+  deps.webhookSecrets.evictGroup(account.id);
+  deps.mailer.sendInBackground(accountDeletedNotice(account.email, account.name));
+  return { success: true as const };
+}

@@ -1,0 +1,61 @@
+import type { RequestInfo } from '../../context.ts';
+import type { Deps } from '../../deps.ts';
+import { AppError } from '../../errors.ts';
+import { rateLimitSubject } from '../../lib/rate-limiter.ts';
+import { recordEvent } from './auth.audit.ts';
+import { AUTH_RATE_RULES, refuseIfLimited } from './auth.limits.ts';
+import { emailChangeMail, emailChangeRequestedNotice, emailTakenNotice } from './auth.mails.ts';
+import { confirmPassword } from './auth.password-check.ts';
+import { issueToken, useToken, voidTokens } from './auth.tokens.ts';
+import type { AuthContext } from './auth.types.ts';
+
+const REQUESTED_MESSAGE = 'Check the new address: we sent it a link to confirm the change. Until then your address stays as it is.';
+
+/**
+ * Needs the password. The new address gets a link, the current one a notice, and nothing
+ * changes until the link is used. An address that another account has gets the same answer
+ * and a notice instead of a link, so the answer says nothing about who uses which address.
+ */
+export async function changeEmail(deps: Deps, auth: AuthContext, input: { new_email: string; password: string }, request: RequestInfo) {
+  await confirmPassword(deps, auth, input.password, request);
+  refuseIfLimited(await deps.rateLimiter.hit([{ rule: AUTH_RATE_RULES.emailChangesPerAccount, key: String(auth.account.id) }]));
+  const { account } = auth;
+  const mails = await deps.db.transaction(async (tx) => {
+    const [holder] = await tx.query<{ id: number; name: string }>('SELECT id, name FROM accounts WHERE email = $1', [input.new_email]);
+    await recordEvent(tx, deps.clock, 'email.change_requested', { accountId: account.id }, request);
+    const notice = emailChangeRequestedNotice(account.email, account.name, input.new_email);
+    // Earlier links die whichever way this goes: if they lived on only when the new address
+    // is taken, one of them would tell whether it is.
+    await voidTokens(tx, deps.clock, account.id, ['email_change']);
+    if (holder) return holder.id === account.id ? [] : [emailTakenNotice(input.new_email, holder.name), notice];
+    const token = await issueToken(tx, deps.clock, account.id, 'email_change', { newEmail: input.new_email });
+    return [emailChangeMail(input.new_email, account.name, `${deps.config.publicUrl}/confirm-email?token=${encodeURIComponent(token)}`), notice];
+  });
+  for (const mail of mails) deps.mailer.sendInBackground(mail);
+  return { success: true as const, message: REQUESTED_MESSAGE };
+}
+
+/**
+ * The link from the new address: the account moves to it, and it counts as verified (the
+ * mail arrived). If the address was taken in the meantime, the link is spent and refused.
+ */
+export async function confirmEmailChange(deps: Deps, token: string, request: RequestInfo) {
+  refuseIfLimited(await deps.rateLimiter.hit([{ rule: AUTH_RATE_RULES.tokenUsesPerIp, key: rateLimitSubject(request.ip) }]));
+  const changed = await deps.db.transaction(async (tx) => {
+    const used = await useToken(tx, deps.clock, 'email_change', token);
+    if (!used?.new_email) return undefined;
+    const [taken] = await tx.query('SELECT 1 FROM accounts WHERE email = $1', [used.new_email]);
+    if (taken) return undefined;
+    await tx.query('UPDATE accounts SET email = $2, email_verified = true, updated_at = $3 WHERE id = $1', [used.account_id, used.new_email, deps.clock.now()]);
+    await voidTokens(tx, deps.clock, used.account_id, ['email_change', 'reset']);
+    await recordEvent(tx, deps.clock, 'email.changed', { accountId: used.account_id }, request);
+    return used.account_id;
+  }).catch((error: { parent?: { code?: string }; code?: string }) => {
+    // A registration that took the address between the check and the update.
+    if ((error.parent?.code ?? error.code) === '23505') return undefined;
+    throw error;
+  });
+  if (changed === undefined) throw new AppError('INVALID_TOKEN');
+  deps.authCache.evictAccount(changed);
+  return { success: true as const, message: 'Your new e-mail address is confirmed: use it to log in from now on.' };
+}

@@ -1,0 +1,25 @@
+import type { RequestInfo } from '../../context.ts';
+import type { Deps } from '../../deps.ts';
+import { AppError } from '../../errors.ts';
+import { recordEvent } from './auth.audit.ts';
+import { AUTH_RATE_RULES, refuseIfLimited } from './auth.limits.ts';
+import type { AuthContext } from './auth.types.ts';
+
+/**
+ * A signed-in caller proves it knows the password before a sensitive change (password,
+ * e-mail, deletion). The try is counted before the check, per session (or per account for an
+ * API key), so a stolen session gets a few guesses, not a search; a wrong password also
+ * counts as a failed login of the account, and is in its activity. The owner's own session
+ * is not held up by strangers failing to log in: its count is its own.
+ */
+export async function confirmPassword(deps: Deps, auth: AuthContext, password: string, request: RequestInfo): Promise<void> {
+  const caller = { rule: AUTH_RATE_RULES.passwordChecksPerCaller, key: auth.sessionId ?? `api-key:${auth.account.id}` };
+  refuseIfLimited(await deps.rateLimiter.hit([caller]));
+  const [row] = await deps.db.query<{ password_hash: string }>('SELECT password_hash FROM accounts WHERE id = $1', [auth.account.id]);
+  if (!row || !(await deps.passwords.verify(row.password_hash, password))) {
+    await deps.rateLimiter.hit([{ rule: AUTH_RATE_RULES.failedLoginsPerAccount, key: auth.account.email }]);
+    await recordEvent(deps.db, deps.clock, 'login.failed', { accountId: auth.account.id }, request);
+    throw new AppError('INVALID_CREDENTIALS', 'The password is wrong.');
+  }
+  await deps.rateLimiter.refund(caller);
+}

@@ -1,0 +1,70 @@
+import type { RequestInfo } from '../../context.ts';
+import type { Deps } from '../../deps.ts';
+import { AppError } from '../../errors.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { Queryable } from '../../lib/db.ts';
+import { isUuid } from '../../lib/text.ts';
+import { recordEvent } from './auth.audit.ts';
+import type { AuthContext } from './auth.types.ts';
+
+type SessionRow = { id: string; created_at: Date; last_used_at: Date | null; ip: string | null; user_agent: string | null };
+
+/** The account's live sessions, newest first; `current` marks the calling JWT's. */
+export async function listSessions(deps: Deps, auth: AuthContext) {
+  const rows = await deps.db.query<SessionRow>(
+    `SELECT id, created_at, last_used_at, ip, user_agent FROM sessions
+     WHERE account_id = $1 AND revoked_at IS NULL AND expires_at > $2 ORDER BY created_at DESC, id`,
+    [auth.account.id, deps.clock.now()],
+  );
+  const sessions = rows.map((row) => {
+    const pending = deps.sessionTouches.pending(row.id);
+    const lastUsed = pending && (!row.last_used_at || pending > row.last_used_at) ? pending : row.last_used_at;
+    return {
+      id: row.id,
+      created_at: row.created_at.toISOString(),
+      last_used_at: lastUsed?.toISOString() ?? null,
+      ip: row.ip,
+      user_agent: row.user_agent,
+      current: row.id === auth.sessionId,
+    };
+  });
+  return { success: true as const, sessions };
+}
+
+/** Ends the account's live sessions, but for `except`; returns how many. */
+export async function revokeSessions(db: Queryable, clock: Clock, accountId: number, except?: string): Promise<number> {
+  const rows = await db.query(
+    `UPDATE sessions SET revoked_at = $2 WHERE account_id = $1 AND revoked_at IS NULL AND expires_at > $2 AND ($3::uuid IS NULL OR id <> $3) RETURNING id`,
+    [accountId, clock.now(), except ?? null],
+  );
+  return rows.length;
+}
+
+/** Ends one session of the account at once, on every instance; another account's is a 404. */
+export async function revokeSession(deps: Deps, auth: AuthContext, sessionId: string, request: RequestInfo) {
+  const revoked = await deps.db.transaction(async (tx) => {
+    const now = deps.clock.now();
+    const rows = isUuid(sessionId)
+      ? await tx.query(
+          'UPDATE sessions SET revoked_at = $3 WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL AND expires_at > $3 RETURNING id',
+          [sessionId, auth.account.id, now],
+        )
+      : [];
+    if (rows.length) await recordEvent(tx, deps.clock, 'session.revoked', { accountId: auth.account.id }, request, { session: sessionId.toLowerCase() });
+    return rows.length > 0;
+  });
+  if (!revoked) throw new AppError('NOT_FOUND', 'No such session.');
+  deps.authCache.evictAccount(auth.account.id);
+  return { success: true as const };
+}
+
+/** "Sign out everywhere": every live session, or every other one (the calling JWT's stays). */
+export async function revokeAllSessions(deps: Deps, auth: AuthContext, keepCurrent: boolean, request: RequestInfo) {
+  const revoked = await deps.db.transaction(async (tx) => {
+    const count = await revokeSessions(tx, deps.clock, auth.account.id, keepCurrent ? auth.sessionId : undefined);
+    if (count) await recordEvent(tx, deps.clock, 'session.revoked', { accountId: auth.account.id }, request, { count, kept_current: keepCurrent });
+    return count;
+  });
+  deps.authCache.evictAccount(auth.account.id);
+  return { success: true as const, revoked };
+}

@@ -1,0 +1,24 @@
+// The auth module's shapes, in a file that imports nothing: the cache, deps.ts and the
+// credentials all name them without importing each other.
+
+export type AccountRow = {
+  id: number;
+  email: string;
+  name: string;
+  company: string | null;
+  plan: string;
+  role: 'user' | 'admin';
+  email_verified: boolean;
+  api_key_sealed: string;
+  created_at: Date;
+};
+
+/** Who is calling: the account, its API key in plaintext, and the session when a JWT was used. */
+export type AuthContext = { account: AccountRow; apiKey: string; sessionId?: string };
+
+/**
+ * An account as found by a credential, with the end of that credential's life when it has
+ * one: the session's expiry, or the end of a rotated API key's grace window. `previousKey`:
+ * found by the key a rotation replaced, so the caller is told the current one.
+ */
+export type CachedAuth = { account: AccountRow; validUntil?: Date; previousKey?: true };

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import type { ProcedureMeta } from './trpc.ts';
+
+export type RestRoute = {
+  /** The error statuses this route answers with (contract sections 2, 7 and 9), for the OpenAPI document. */
+  errors: Record<number, string>;
+  protect?: boolean;
+  successStatus?: number;
+  responseHeaders?: z.ZodObject;
+};
+
+// Statuses the gateway adds to a route's own: a refused body (routes with one), a database away (all).
+const BODY_ERRORS: Record<number, string> = { 413: 'The body is over 16 KiB', 415: 'The body is not application/json' };
+const UNAVAILABLE: Record<number, string> = { 503: 'The database cannot be reached; try again after Retry-After' };
+// A protected write by the svc_token cookie alone must come from PUBLIC_URL or CORS_ORIGINS, as JSON.
+const CROSS_SITE: Record<number, string> = {
+  403: 'FORBIDDEN: the svc_token cookie was sent from another site (Bearer calls are not affected)',
+  415: 'With the svc_token cookie alone, the request must be sent as application/json, even without a body',
+};
+
+/**
+ * A procedure's REST route under /api/v1, with every status it can answer with. `path` is
+ * relative to /api/v1 (`/auth/login`); its first segment is the route's tag.
+ */
+export function restRoute(method: 'GET' | 'POST' | 'DELETE', path: `/${string}`, summary: string, route: RestRoute): ProcedureMeta {
+  const writes = method !== 'GET';
+  return {
+    successStatus: route.successStatus,
+    openapi: {
+      method,
+      path,
+      tags: [path.split('/')[1]],
+      summary,
+      protect: route.protect ?? false,
+      errorResponses: {
+        ...(method === 'POST' ? BODY_ERRORS : {}),
+        ...(writes && route.protect ? CROSS_SITE : {}),
+        ...route.errors,
+        ...UNAVAILABLE,
+      },
+      responseHeaders: route.responseHeaders,
+    },
+  };
+}
+
+export const setCookieHeader = (description: string) => z.object({ 'Set-Cookie': z.string().describe(description) });

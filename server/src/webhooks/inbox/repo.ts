@@ -1,0 +1,211 @@
+import type { Queryable } from '../../lib/db.ts';
+import type { InboxEntry, Outcome, ProviderName } from '../provider.ts';
+
+// Every statement on webhook_inbox, in one place. Named ones are prepared once per connection.
+
+/** A verified delivery, ready to be kept. `scope` is the site key or channel id ('' if none). */
+export type InboxDelivery = { provider: ProviderName; scope: string; externalId: string; payload: Buffer };
+
+const INSERT = {
+  name: 'webhook_inbox_insert',
+  text: `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at)
+         SELECT id, provider, scope, external_id, payload, $6::timestamptz
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bytea[])
+           AS d(id, provider, scope, external_id, payload)
+         ON CONFLICT (provider, scope, external_id) DO NOTHING
+         RETURNING id`,
+};
+
+/**
+ * Keeps a group of deliveries with one statement, committed on its own: one round trip for
+ * the whole group, which is what lets ingest keep up with a provider's bursts. A delivery
+ * already kept is skipped, which is what makes a provider's retry a no-op. Returns the new
+ * rows' ids.
+ */
+export async function insertDeliveries(db: Queryable, deliveries: Array<InboxDelivery & { id: string }>, receivedAt: Date): Promise<Set<string>> {
+  const rows = await db.query<{ id: string }>(INSERT, [
+    deliveries.map((d) => d.id),
+    deliveries.map((d) => d.provider),
+    deliveries.map((d) => d.scope),
+    deliveries.map((d) => d.externalId),
+    deliveries.map((d) => d.payload),
+    receivedAt,
+  ]);
+  return new Set(rows.map((row) => row.id));
+}
+
+const UNDISPATCHED = {
+  name: 'webhook_inbox_undispatched',
+  text: `SELECT id FROM webhook_inbox WHERE state = 'received' AND enqueued_at IS NULL
+         ORDER BY received_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+};
+const MARK_ENQUEUED = {
+  name: 'webhook_inbox_enqueued',
+  text: 'UPDATE webhook_inbox SET enqueued_at = $2 WHERE id = ANY($1::uuid[])',
+};
+
+/** Rows kept but given no job yet, locked for this transaction; others dispatching skip them. */
+export async function lockUndispatched(tx: Queryable, limit: number): Promise<string[]> {
+  return (await tx.query<{ id: string }>(UNDISPATCHED, [limit])).map((row) => row.id);
+}
+
+export async function markEnqueued(tx: Queryable, ids: string[], now: Date): Promise<void> {
+  await tx.query(MARK_ENQUEUED, [ids, now]);
+}
+
+// A replayed row keeps its old received_at: it counts from when it was enqueued again.
+const STALE = {
+  name: 'webhook_inbox_stale',
+  text: `SELECT id FROM webhook_inbox WHERE state = 'received' AND coalesce(enqueued_at, received_at) < $1 ORDER BY received_at LIMIT $2`,
+};
+
+/** Rows still 'received' that arrived (or were replayed) before `cutoff`, oldest first. */
+export async function staleIds(db: Queryable, cutoff: Date, limit: number): Promise<string[]> {
+  return (await db.query<{ id: string }>(STALE, [cutoff, limit])).map((row) => row.id);
+}
+
+const LOCK_ENTRY = {
+  name: 'webhook_inbox_lock',
+  text: 'SELECT id, provider, scope, payload, received_at, state FROM webhook_inbox WHERE id = $1 FOR UPDATE',
+};
+
+type EntryRow = { id: string; provider: ProviderName; scope: string; payload: Buffer; received_at: Date; state: string };
+
+/** The entry, locked until the transaction ends, if it is still waiting to be applied. */
+export async function lockReceivedEntry(tx: Queryable, id: string): Promise<InboxEntry | undefined> {
+  const [row] = await tx.query<EntryRow>(LOCK_ENTRY, [id]);
+  if (!row || row.state !== 'received') return undefined;
+  return { id: row.id, provider: row.provider, scope: row.scope, payload: row.payload, receivedAt: row.received_at };
+}
+
+const SET_OUTCOME = {
+  name: 'webhook_inbox_outcome',
+  text: 'UPDATE webhook_inbox SET state = $2, reason = $3, attempts = attempts + 1, processed_at = $4 WHERE id = $1',
+};
+
+/** last_error is left as it was: after a success it still tells why earlier attempts failed. */
+export async function setOutcome(tx: Queryable, id: string, outcome: Outcome, now: Date): Promise<void> {
+  await tx.query(SET_OUTCOME, [id, outcome.state, outcome.state === 'ignored' ? outcome.reason : null, now]);
+}
+
+/** Outside the failed transaction, so the count and the error survive its rollback. */
+export async function recordFailure(db: Queryable, id: string, error: unknown): Promise<void> {
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  await db.query(`UPDATE webhook_inbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1 AND state = 'received'`, [id, message.slice(0, 1000)]);
+}
+
+/** Retries are used up: the entry is kept, visibly dead. Returns it when it was still waiting. */
+export async function markDead(db: Queryable, id: string, now: Date): Promise<{ provider: string; attempts: number } | undefined> {
+  const [row] = await db.query<{ provider: string; attempts: number }>(
+    `UPDATE webhook_inbox SET state = 'dead', processed_at = $2 WHERE id = $1 AND state = 'received' RETURNING provider, attempts`,
+    [id, now],
+  );
+  return row;
+}
+
+// ------------------------------------------------------------ operators (contract section 9)
+
+export const INBOX_STATES = ['received', 'processed', 'ignored', 'dead'] as const;
+export type InboxState = (typeof INBOX_STATES)[number];
+
+export type InboxFilter = { provider?: ProviderName; state?: InboxState; since?: Date; until?: Date };
+
+export type InboxRow = {
+  id: string;
+  provider: ProviderName;
+  scope: string;
+  external_id: string;
+  state: InboxState;
+  received_at: Date;
+  processed_at: Date | null;
+  attempts: number;
+  last_error: string | null;
+  reason: string | null;
+};
+
+const ROW_COLUMNS = 'id, provider, scope, external_id, state, received_at, processed_at, attempts, last_error, reason';
+
+/** The filter as SQL conditions on its own parameters, only for what is set, so each combination finds its index. */
+function whereOf(filter: InboxFilter, values: unknown[]): string[] {
+  const conditions: string[] = [];
+  const add = (sql: (n: string) => string, value: unknown) => {
+    values.push(value);
+    conditions.push(sql(`$${values.length}`));
+  };
+  if (filter.provider) add((n) => `provider = ${n}`, filter.provider);
+  if (filter.state) add((n) => `state = ${n}`, filter.state);
+  if (filter.since) add((n) => `received_at >= ${n}`, filter.since);
+  if (filter.until) add((n) => `received_at < ${n}`, filter.until);
+  return conditions;
+}
+
+/** Rows per provider and state, with the oldest still waiting: one scan of the small indexes. */
+export async function countByProviderAndState(db: Queryable): Promise<Array<{ provider: ProviderName; state: InboxState; count: number; oldest_received: Date | null }>> {
+  return db.query(
+    `SELECT provider, state, count(*)::int AS count, min(received_at) FILTER (WHERE state = 'received') AS oldest_received
+     FROM webhook_inbox GROUP BY provider, state`,
+  );
+}
+
+/**
+ * A page of deliveries, newest first, after the (received_at, id) of the previous page's last
+ * row: keyset paging, so page 1,000 costs what page 1 does.
+ */
+export async function listDeliveries(db: Queryable, filter: InboxFilter, after: { receivedAt: Date; id: string } | undefined, limit: number): Promise<InboxRow[]> {
+  const values: unknown[] = [];
+  const conditions = whereOf(filter, values);
+  if (after) {
+    values.push(after.receivedAt, after.id);
+    conditions.push(`(received_at, id) < ($${values.length - 1}, $${values.length})`);
+  }
+  values.push(limit);
+  return db.query(
+    `SELECT ${ROW_COLUMNS} FROM webhook_inbox ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''}
+     ORDER BY received_at DESC, id DESC LIMIT $${values.length}`,
+    values,
+  );
+}
+
+export async function findDelivery(db: Queryable, id: string): Promise<(InboxRow & { payload: Buffer }) | undefined> {
+  const [row] = await db.query<InboxRow & { payload: Buffer }>(`SELECT ${ROW_COLUMNS}, payload FROM webhook_inbox WHERE id = $1`, [id]);
+  return row;
+}
+
+/**
+ * Puts a settled delivery back to 'received' for a replay, marked as enqueued (the caller
+ * queues its job in the same transaction). Of two replays at once, the second waits for the
+ * first's row lock, then finds it 'received' and does nothing: the delivery is applied once.
+ */
+export async function reopenDelivery(tx: Queryable, id: string, now: Date): Promise<boolean> {
+  const rows = await tx.query(
+    `UPDATE webhook_inbox SET state = 'received', reason = NULL, processed_at = NULL, enqueued_at = $2
+     WHERE id = $1 AND state IN ('processed', 'ignored', 'dead') RETURNING id`,
+    [id, now],
+  );
+  return rows.length > 0;
+}
+
+/** The same for up to `limit` deliveries in `state` matching the filter; rows others hold are skipped. */
+export async function reopenDeliveries(tx: Queryable, filter: InboxFilter & { state: 'dead' | 'ignored' }, now: Date, limit: number): Promise<string[]> {
+  const values: unknown[] = [];
+  const conditions = whereOf(filter, values);
+  values.push(now, limit);
+  const rows = await tx.query<{ id: string }>(
+    `UPDATE webhook_inbox SET state = 'received', reason = NULL, processed_at = NULL, enqueued_at = $${values.length - 1}
+     WHERE id IN (SELECT id FROM webhook_inbox WHERE ${conditions.join(' AND ')} ORDER BY received_at LIMIT $${values.length} FOR UPDATE SKIP LOCKED)
+     RETURNING id`,
+    values,
+  );
+  return rows.map((row) => row.id);
+}
+
+/** Deletes up to `limit` deliveries in one of `states` received before `before`; returns how many. */
+export async function deleteDeliveries(db: Queryable, filter: { states: InboxState[]; before: Date; provider?: ProviderName }, limit: number): Promise<number> {
+  const rows = await db.query(
+    `DELETE FROM webhook_inbox WHERE id IN (
+       SELECT id FROM webhook_inbox WHERE state = ANY($1) AND received_at < $2 AND ($3::text IS NULL OR provider = $3) LIMIT $4
+     ) RETURNING id`,
+    [filter.states, filter.before, filter.provider ?? null, limit],
+  );
+  return rows.length;
+}

@@ -1,0 +1,64 @@
+import { siteWebhookSecret } from '../../modules/sites/sites.service.ts';
+import { applyPaymentChange, type PaymentChange } from '../../modules/sites/sites.payments.ts';
+import type { PaymentStatus } from '../../modules/sites/sites.schemas.ts';
+import { defineProvider, ignored, outcomeOf } from '../provider.ts';
+import { parseStripeEvent, verifyStripe, type StripeEvent } from '../schemes/stripe.ts';
+import { isRecord } from '../shared/payload.ts';
+
+const STATUS_BY_EVENT: Record<string, PaymentStatus> = {
+  'checkout.session.completed': 'paid',
+  'checkout.session.async_payment_succeeded': 'paid',
+  'checkout.session.async_payment_failed': 'failed',
+  'checkout.session.expired': 'expired',
+  'payment_intent.succeeded': 'paid',
+  'payment_intent.payment_failed': 'failed',
+  'charge.refunded': 'refunded',
+};
+
+/** Each client site's payment provider (Stripe) at POST /webhook/payment/{siteKey}. */
+export const payment = defineProvider({
+  name: 'payment',
+  route: '/webhook/payment/:scope',
+  scope: (siteKey) => siteKey,
+  notFound: 'No such site.',
+  secret: siteWebhookSecret,
+  verify: verifyStripe,
+  externalId: (event) => event.id,
+  parse: parseStripeEvent,
+  async handle(deps, tx, event, entry) {
+    const change = readChange(event);
+    if (typeof change === 'string') return ignored(change);
+    return outcomeOf(await applyPaymentChange(deps, tx, entry.scope, change));
+  },
+});
+
+/** What a Stripe event says about a payment, or the reason it says nothing. */
+function readChange(event: StripeEvent): PaymentChange | string {
+  const status = STATUS_BY_EVENT[event.type];
+  if (!status) return `event type ${event.type} is not handled`;
+  const object = event.object;
+  const id = typeof object.id === 'string' ? object.id : undefined;
+  const isSession = event.type.startsWith('checkout.session.');
+  const paymentIntent = event.type.startsWith('payment_intent.') ? id : idOf(object.payment_intent);
+  const checkoutSession = isSession ? id : undefined;
+  // A charge without a payment intent predates them: the charge itself is the payment.
+  const reference = paymentIntent ?? checkoutSession ?? id;
+  if (!reference) return 'the event names no payment';
+  // charge.refunded also fires for a partial refund; only a full one makes the payment refunded.
+  if (event.type === 'charge.refunded' && object.refunded === false) return 'partial refund';
+  const amount = isSession ? object.amount_total : object.amount;
+  return {
+    reference,
+    checkoutSession,
+    // An async payment method completes the session before the money arrives.
+    status: event.type === 'checkout.session.completed' && object.payment_status === 'unpaid' ? 'pending' : status,
+    at: new Date(event.created * 1000),
+    amount: Number.isSafeInteger(amount) ? (amount as number) : undefined,
+    currency: typeof object.currency === 'string' ? object.currency : undefined,
+  };
+}
+
+function idOf(value: unknown): string | undefined {
+  if (typeof value === 'string' && value) return value;
+  return isRecord(value) && typeof value.id === 'string' ? value.id : undefined;
+}

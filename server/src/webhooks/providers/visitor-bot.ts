@@ -1,0 +1,26 @@
+import type { Deps } from '../../deps.ts';
+import type { Tx } from '../../lib/db.ts';
+import { isUuid } from '../../lib/text.ts';
+import { storeVisitorMessage, type VisitorMessage } from '../../modules/channels/channels.messages.ts';
+import type { Platform } from '../../modules/channels/channels.schemas.ts';
+import { channelWebhookSecret } from '../../modules/channels/channels.service.ts';
+import { outcomeOf, type InboxEntry, type Outcome } from '../provider.ts';
+
+/**
+ * What the two visitor-bot endpoints (messengerone, messengertwo) share: a channel id in
+ * the route, that channel's secret, and a visitor's message stored in its conversation.
+ */
+export function visitorBotEndpoint(platform: Platform) {
+  return {
+    route: `/${platform}/bot/:scope`,
+    // Anything but a UUID cannot be a channel, and must not reach the uuid column.
+    scope: (channelId: string) => (isUuid(channelId) ? channelId.toLowerCase() : undefined),
+    notFound: 'No such channel.',
+    secret: (deps: Deps, channelId: string) => channelWebhookSecret(deps, platform, channelId),
+  };
+}
+
+/** Stores the message the delivery in `entry` carried, once. */
+export async function storeMessageOf(deps: Deps, tx: Tx, entry: InboxEntry, message: VisitorMessage): Promise<Outcome> {
+  return outcomeOf(await storeVisitorMessage(deps, tx, { channelId: entry.scope, inboxId: entry.id, receivedAt: entry.receivedAt }, message));
+}

@@ -1,0 +1,466 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createSecretBox } from '../server/src/lib/crypto.ts';
+import { MIGRATIONS } from '../server/src/migrations/index.ts';
+import { PROVIDER_NAMES } from '../server/src/webhooks/provider.ts';
+import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+import { spawnScript } from './helpers/process.ts';
+import { request, startTestService, type TestService } from './helpers/service.ts';
+import { eventually } from './helpers/wait.ts';
+import { createAccount, paddleEvent } from './helpers/webhook-fixtures.ts';
+
+// `npm run admin -- …` as an operator runs it: a real process on a database of its own,
+// judged by its exit code, its stdout and its stderr. The first suite needs no running
+// service, so it runs on the embedded database too: rows are written and read with SQL
+// while no CLI runs (the embedded files serve one process at a time). The second, on
+// PostgreSQL only, runs the CLI beside a live service: a promoted account uses the admin
+// API, and a replayed delivery is applied by the service's worker.
+
+type CliRun = { code: number | null; stdout: string; stderr: string };
+
+/** The CLI's entry point as `npm run admin` runs it (tsx), with only `env` for environment. */
+function cli(env: Record<string, string>, ...args: string[]): Promise<CliRun> {
+  const run = spawnScript('server/src/cli/admin.ts', args, env);
+  let stdout = '';
+  let stderr = '';
+  run.child.stdout!.on('data', (chunk) => (stdout += chunk));
+  run.child.stderr!.on('data', (chunk) => (stderr += chunk));
+  // 'close', not 'exit': only then has everything the process wrote been read.
+  return new Promise((resolve) => run.child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** A --json run that succeeded: stdout must be one JSON document and nothing else. */
+async function cliJson(env: Record<string, string>, ...args: string[]): Promise<any> {
+  const run = await cli(env, ...args, '--json');
+  assert.is(run.code, 0, `${args.join(' ')} exited ${run.code}: ${run.stderr}`);
+  return JSON.parse(run.stdout);
+}
+
+/** A refused run: the exit code, nothing on stdout, one line on stderr. */
+async function refused(env: Record<string, string>, code: number, args: string[], stderr: RegExp): Promise<void> {
+  const run = await cli(env, ...args);
+  assert.is(run.code, code, `${args.join(' ')}: ${run.stderr}`);
+  assert.is(run.stdout, '', 'nothing on stdout');
+  assert.match(run.stderr, stderr);
+}
+
+const secrets = () => ({ JWT_SECRET: randomBytes(32).toString('hex'), DATA_KEY: randomBytes(32).toString('hex') });
+const DELIVERY_FIELDS = ['attempts', 'external_id', 'id', 'last_error', 'processed_at', 'provider', 'reason', 'received_at', 'scope', 'state'];
+const HOUR = 3_600_000;
+
+// ------------------------------------------------------------------ without a running service
+
+const offline = suite('admin CLI on its own');
+let database: TestDatabase;
+let env: Record<string, string>;
+
+offline.before(async () => {
+  database = await createTestDatabase();
+  env = { ...database.env, ...secrets() };
+});
+
+offline.after(async () => {
+  await database.drop();
+});
+
+/** SQL on the suite's database between CLI runs: the server, or the embedded files opened for a moment. */
+async function sql<Row = any>(text: string, values: unknown[] = []): Promise<Row[]> {
+  if (env.DATABASE_URL) {
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    try {
+      return (await client.query(text, values)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+  const db = await PGlite.create(join(env.DATA_DIR, 'pgdata'));
+  try {
+    return (await db.query<Row>(text, values)).rows;
+  } finally {
+    await db.close();
+  }
+}
+
+type Seed = { provider: string; state: string; hoursAgo: number; scope?: string };
+type Seeded = Seed & { id: string; receivedAt: string; payload: string };
+
+/** Inbox rows as the intake and worker would have left them, in one statement. */
+async function seedDeliveries(seeds: Seed[]): Promise<Seeded[]> {
+  const now = Date.now();
+  const rows = seeds.map((seed) => {
+    const id = randomUUID();
+    return { ...seed, id, receivedAt: new Date(now - seed.hoursAgo * HOUR).toISOString(), payload: JSON.stringify({ seeded: id, note: 'ünïcode' }) };
+  });
+  const values: unknown[] = [];
+  const tuples = rows.map((row) => {
+    const dead = row.state === 'dead';
+    values.push(row.id, row.provider, row.scope ?? '', `evt_${row.id}`, row.payload, row.receivedAt, row.state, row.state === 'received' ? null : row.receivedAt, dead ? 8 : 1, dead ? 'Error: no such account' : null);
+    const n = values.length - 10;
+    const p = (i: number) => `$${n + i}`;
+    return `(${p(1)}::uuid, ${p(2)}, ${p(3)}, ${p(4)}, convert_to(${p(5)}, 'UTF8'), ${p(6)}::timestamptz, ${p(7)}, ${p(8)}::timestamptz, ${p(9)}::int, ${p(10)})`;
+  });
+  await sql(
+    `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at, state, processed_at, attempts, last_error) VALUES ${tuples.join(', ')}`,
+    values,
+  );
+  return rows;
+}
+
+/** The rows' states in the order asked, undefined where a row is gone: one query (one opening of the embedded files). */
+async function statesOf(...ids: string[]): Promise<Array<string | undefined>> {
+  const rows = await sql<{ id: string; state: string }>('SELECT id, state FROM webhook_inbox WHERE id = ANY($1::uuid[])', [ids]);
+  return ids.map((id) => rows.find((row) => row.id === id)?.state);
+}
+
+offline('migrate status lists every migration as pending on a fresh database, and applies none of them', async () => {
+  const status = await cliJson(env, 'migrate', 'status');
+  assert.equal(status.migrations.map((m: any) => m.name), MIGRATIONS.map((m) => m.name));
+  assert.ok(status.migrations.every((m: any) => m.state === 'pending' && m.applied_at === null));
+  assert.is(status.pending, MIGRATIONS.length);
+  const [table] = await sql(`SELECT to_regclass('schema_migrations') IS NULL AS absent, to_regclass('accounts') IS NULL AS no_accounts`);
+  assert.equal(table, { absent: true, no_accounts: true }, 'the command created nothing');
+});
+
+offline('after npm run migrate, migrate status lists every migration as applied, with its time', async () => {
+  const migrate = spawnScript('server/src/migrate.ts', [], env);
+  assert.is(await migrate.exited, 0, migrate.output());
+  const status = await cliJson(env, 'migrate', 'status');
+  assert.equal(status.migrations.map((m: any) => m.name), MIGRATIONS.map((m) => m.name));
+  for (const migration of status.migrations) {
+    assert.is(migration.state, 'applied', migration.name);
+    assert.ok(Date.now() - Date.parse(migration.applied_at) < 600_000, `${migration.name} applied just now`);
+  }
+  assert.is(status.pending, 0);
+  const human = await cli(env, 'migrate', 'status');
+  assert.is(human.code, 0);
+  assert.match(human.stdout, /0006-operator-surface\s+applied/);
+  assert.match(human.stdout, /Every migration is applied/);
+});
+
+offline('--help on the root, on every group and on every command exits 0, names the command and the exit codes', async () => {
+  const commands = [[], ['inbox'], ['migrate'], ['promote'], ['demote'], ['inbox', 'stats'], ['inbox', 'list'], ['inbox', 'show'], ['inbox', 'replay'], ['inbox', 'purge'], ['migrate', 'status']];
+  const runs = await Promise.all(commands.map((command) => cli(env, ...command, '--help')));
+  runs.forEach((run, i) => {
+    const name = ['admin', ...commands[i]].join(' ');
+    assert.is(run.code, 0, `${name} --help: ${run.stderr}`);
+    assert.ok(run.stdout.startsWith(`Usage: ${name} `), `${name}: ${run.stdout.split('\n')[0]}`);
+    assert.match(run.stdout, /Exit codes:[\s\S]*2 {2}usage error[\s\S]*3 {2}not found/);
+  });
+  assert.match(runs[0].stdout, /promote[\s\S]*demote[\s\S]*inbox[\s\S]*migrate/);
+  assert.match(runs[1].stdout, /stats[\s\S]*list[\s\S]*show[\s\S]*replay[\s\S]*purge/);
+  assert.match(runs[9].stdout, /--yes/);
+});
+
+offline('an unknown command, an unknown option, a missing or extra argument and conflicting flags exit 2', async () => {
+  const cases: Array<[string[], RegExp]> = [
+    [['frobnicate'], /unknown command 'frobnicate'/],
+    [['inbox', 'list', '--frob'], /unknown option '--frob'/],
+    [['inbox', 'stats', 'extra'], /too many arguments/],
+    [['promote'], /missing required argument 'email'/],
+    [['inbox'], /Usage: admin inbox/],
+    [['inbox', 'purge', '--yes'], /required option '--state <state>' not specified/],
+    [['inbox', 'replay', '--dead', '--ignored'], /'--dead' cannot be used with option '--ignored'/],
+  ];
+  const runs = await Promise.all(cases.map(([args]) => cli(env, ...args)));
+  runs.forEach((run, i) => {
+    assert.is(run.code, 2, `${cases[i][0].join(' ')}: ${run.stderr}`);
+    assert.match(run.stderr, cases[i][1]);
+  });
+});
+
+offline('bad values exit 2 naming the option, before the database is touched', async () => {
+  const cases: Array<[string[], RegExp]> = [
+    [['inbox', 'list', '--since', 'yesterday'], /--since: /],
+    [['inbox', 'list', '--limit', '500'], /--limit: .*200/],
+    [['inbox', 'list', '--limit', 'ten'], /--limit: /],
+    [['inbox', 'list', '--provider', 'stripe'], /--provider: .*billing/],
+    [['inbox', 'list', '--state', 'done'], /--state: /],
+    [['inbox', 'replay', '--dead', '--until', '2026-13-01'], /--until: /],
+    [['inbox', 'purge', '--state', 'received', '--yes'], /--state: .*dead/],
+    [['inbox', 'purge', '--state', 'dead', '--before', 'now', '--yes'], /--before: /],
+    [['promote', 'not-an-address'], /<email>: /],
+    [['inbox', 'show', 'x'.repeat(101)], /<id>: /],
+    [['inbox', 'replay'], /give a delivery id, or --dead or --ignored/],
+    [['inbox', 'replay', randomUUID(), '--dead'], /either a delivery id or --dead\/--ignored/],
+    [['inbox', 'replay', randomUUID(), '--provider', 'billing'], /--provider, --since and --until/],
+  ];
+  // A database that cannot be reached: the values are refused before any connection is tried.
+  const unreachable = { ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/gatehouse' };
+  const runs = await Promise.all(cases.map(([args]) => cli(unreachable, ...args, '--json')));
+  runs.forEach((run, i) => {
+    assert.is(run.code, 2, `${cases[i][0].join(' ')}: ${run.stderr}`);
+    assert.is(run.stdout, '');
+    assert.match(run.stderr, cases[i][1]);
+  });
+});
+
+offline('promote makes an account admin, promoting again changes nothing, demote makes it a user again', async () => {
+  // The key is sealed under the suite's DATA_KEY, as the service would: the CLI refuses to
+  // start on a database holding secrets none of its keys opens.
+  const [account] = await sql<{ id: number }>(
+    `INSERT INTO accounts (email, password_hash, name, api_key_hash, api_key_sealed)
+     VALUES ('ops@example.com', 'x', 'Ops', sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'x') RETURNING id`,
+  );
+  const sealed = createSecretBox([Buffer.from(env.DATA_KEY, 'hex')]).seal(randomBytes(32).toString('hex'), { column: 'accounts.api_key_sealed', row: account.id });
+  await sql('UPDATE accounts SET api_key_sealed = $1 WHERE id = $2', [sealed, account.id]);
+  const promoted = await cliJson(env, 'promote', 'Ops@Example.com');
+  assert.equal(promoted, { success: true, account: { id: account.id, email: 'ops@example.com', role: 'admin' }, changed: true });
+  assert.is((await sql('SELECT role FROM accounts WHERE id = $1', [account.id]))[0].role, 'admin');
+  assert.is((await cliJson(env, 'promote', 'ops@example.com')).changed, false);
+
+  const demoted = await cli(env, 'demote', 'ops@example.com');
+  assert.is(demoted.code, 0, demoted.stderr);
+  assert.match(demoted.stdout, /ops@example\.com \(account \d+\) is now a regular user/);
+  assert.is((await sql('SELECT role FROM accounts WHERE id = $1', [account.id]))[0].role, 'user');
+});
+
+offline('promote and demote of an unknown e-mail address exit 3', async () => {
+  await refused(env, 3, ['promote', 'nobody@example.com'], /^error: No account has that e-mail address\.\n$/);
+  await refused(env, 3, ['demote', 'nobody@example.com', '--json'], /No account has that e-mail address/);
+});
+
+let seeded: Seeded[];
+const seededId = (provider: string, state: string, hoursAgo: number) => seeded.find((s) => s.provider === provider && s.state === state && s.hoursAgo === hoursAgo)!.id;
+/** Newest first, as the list orders them. */
+const newestFirst = (rows: Seeded[]) => [...rows].sort((a, b) => a.hoursAgo - b.hoursAgo).map((row) => row.id);
+
+offline('inbox stats --json has the API shape and counts seeded rows per provider and state', async () => {
+  seeded = await seedDeliveries([
+    { provider: 'billing', state: 'dead', hoursAgo: 6 },
+    { provider: 'billing', state: 'dead', hoursAgo: 5 },
+    { provider: 'billing', state: 'dead', hoursAgo: 4 },
+    { provider: 'billing', state: 'processed', hoursAgo: 30 },
+    { provider: 'billing', state: 'ignored', hoursAgo: 3 },
+    { provider: 'payment', state: 'dead', hoursAgo: 2, scope: 'site_cli' },
+    { provider: 'payment', state: 'processed', hoursAgo: 50, scope: 'site_cli' },
+    { provider: 'payment', state: 'processed', hoursAgo: 1, scope: 'site_cli' },
+    { provider: 'messengertwo', state: 'received', hoursAgo: 1.5, scope: 'ch_cli' },
+  ]);
+  const stats = await cliJson(env, 'inbox', 'stats');
+  assert.is(stats.success, true);
+  assert.equal(stats.providers.map((p: any) => p.provider), [...PROVIDER_NAMES]);
+  const of = (name: string) => stats.providers.find((p: any) => p.provider === name);
+  assert.equal(of('billing'), { provider: 'billing', received: 0, processed: 1, ignored: 1, dead: 3, oldest_pending_seconds: null });
+  assert.equal(of('payment'), { provider: 'payment', received: 0, processed: 2, ignored: 0, dead: 1, oldest_pending_seconds: null });
+  assert.equal(of('operator'), { provider: 'operator', received: 0, processed: 0, ignored: 0, dead: 0, oldest_pending_seconds: null });
+  const waiting = of('messengertwo');
+  assert.is(waiting.received, 1);
+  assert.ok(waiting.oldest_pending_seconds >= 5400 && waiting.oldest_pending_seconds < 5400 + 300, String(waiting.oldest_pending_seconds));
+
+  const human = await cli(env, 'inbox', 'stats');
+  assert.is(human.code, 0, human.stderr);
+  assert.match(human.stdout, /^provider\s+received\s+processed\s+ignored\s+dead\s+oldest pending\n/);
+  assert.match(human.stdout, /\nbilling\s+0\s+1\s+1\s+3\s+-\n/);
+  assert.match(human.stdout, /\nmessengertwo\s+1\s+0\s+0\s+0\s+1h 30m\n/);
+});
+
+offline('inbox list --json lists newest first with the API fields, and filters by provider, state and time', async () => {
+  const all = await cliJson(env, 'inbox', 'list');
+  assert.equal(all.items.map((item: any) => item.id), newestFirst(seeded));
+  assert.is(all.next_cursor, null);
+  assert.equal(Object.keys(all.items[0]).sort(), DELIVERY_FIELDS, 'no payload in a list');
+  const dead = all.items.find((item: any) => item.id === seededId('payment', 'dead', 2));
+  assert.equal({ ...dead, received_at: undefined, processed_at: undefined }, {
+    id: seededId('payment', 'dead', 2), provider: 'payment', scope: 'site_cli', external_id: `evt_${dead.id}`, state: 'dead',
+    received_at: undefined, processed_at: undefined, attempts: 8, last_error: 'Error: no such account', reason: null,
+  });
+
+  const billingDead = await cliJson(env, 'inbox', 'list', '--provider', 'billing', '--state', 'dead');
+  assert.equal(billingDead.items.map((item: any) => item.id), newestFirst(seeded.filter((s) => s.provider === 'billing' && s.state === 'dead')));
+
+  const since = new Date(Date.now() - 4.5 * HOUR).toISOString();
+  const until = new Date(Date.now() - 1.75 * HOUR).toISOString();
+  const window = await cliJson(env, 'inbox', 'list', '--since', since, '--until', until);
+  assert.equal(window.items.map((item: any) => item.id), [seededId('payment', 'dead', 2), seededId('billing', 'ignored', 3), seededId('billing', 'dead', 4)]);
+
+  const human = await cli(env, 'inbox', 'list', '--state', 'received');
+  assert.is(human.code, 0, human.stderr);
+  assert.match(human.stdout, new RegExp(`${seededId('messengertwo', 'received', 1.5)}\\s+messengertwo\\s+ch_cli\\s+received`));
+});
+
+offline('inbox list pages with --limit and --cursor through every row exactly once; a forged cursor exits 2', async () => {
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const page: any = await cliJson(env, 'inbox', 'list', '--limit', '4', ...(cursor ? ['--cursor', cursor] : []));
+    assert.ok(page.items.length <= 4);
+    ids.push(...page.items.map((item: any) => item.id));
+    cursor = page.next_cursor;
+    pages++;
+  } while (cursor);
+  assert.is(pages, 3);
+  assert.equal(ids, newestFirst(seeded));
+  const human = await cli(env, 'inbox', 'list', '--limit', '2');
+  assert.match(human.stdout, /More: add --cursor \S+\n$/);
+  await refused(env, 2, ['inbox', 'list', '--cursor', 'bm90LWEtY3Vyc29y'], /--cursor: is not a cursor this list gave out/);
+});
+
+offline('inbox show <id> --json gives the delivery with its payload as received; an unknown id exits 3', async () => {
+  const row = seeded.find((s) => s.provider === 'payment' && s.state === 'dead')!;
+  const shown = await cliJson(env, 'inbox', 'show', row.id);
+  assert.is(shown.success, true);
+  assert.equal(Object.keys(shown.delivery).sort(), [...DELIVERY_FIELDS, 'payload'].sort());
+  assert.is(shown.delivery.id, row.id);
+  assert.is(shown.delivery.payload, row.payload);
+  assert.is(shown.delivery.received_at, row.receivedAt);
+
+  const human = await cli(env, 'inbox', 'show', row.id);
+  assert.is(human.code, 0, human.stderr);
+  assert.match(human.stdout, /^id:\s+\S+\nprovider:\s+payment\n/);
+  assert.ok(human.stdout.endsWith(`payload:\n${row.payload}\n`));
+
+  await refused(env, 3, ['inbox', 'show', randomUUID(), '--json'], /^error: No such delivery\.\n$/);
+  await refused(env, 3, ['inbox', 'show', 'not-a-uuid'], /No such delivery/);
+});
+
+offline('inbox replay <id> puts a dead delivery back to received with a fresh job', async () => {
+  const id = seededId('billing', 'dead', 6);
+  assert.equal(await cliJson(env, 'inbox', 'replay', id), { success: true });
+  const [row] = await sql('SELECT state, processed_at, enqueued_at IS NOT NULL AS enqueued FROM webhook_inbox WHERE id = $1', [id]);
+  assert.equal(row, { state: 'received', processed_at: null, enqueued: true });
+  const [jobs] = await sql(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'webhook-process' AND data->>'inboxId' = $1`, [id]);
+  assert.is(jobs.n, 1, 'one job for the worker, committed with the row');
+  await refused(env, 3, ['inbox', 'replay', randomUUID()], /No such delivery/);
+});
+
+offline('inbox replay --dead --provider billing replays exactly the dead billing deliveries and says how many', async () => {
+  const result = await cliJson(env, 'inbox', 'replay', '--dead', '--provider', 'billing');
+  assert.equal(result, { success: true, replayed: 2 });
+  const ids = [seededId('billing', 'dead', 5), seededId('billing', 'dead', 4), seededId('payment', 'dead', 2), seededId('billing', 'ignored', 3)];
+  assert.equal(await statesOf(...ids), ['received', 'received', 'dead', 'ignored'], 'another provider and another state are left alone');
+  const again = await cli(env, 'inbox', 'replay', '--dead', '--provider', 'billing');
+  assert.is(again.code, 0, again.stderr);
+  assert.match(again.stdout, /^Replayed 0 dead deliveries \(from billing\)/);
+  assert.equal(await cliJson(env, 'inbox', 'replay', '--ignored', '--provider', 'billing', '--since', seeded[0].receivedAt), { success: true, replayed: 1 });
+  assert.equal(await statesOf(seededId('billing', 'ignored', 3)), ['received']);
+});
+
+offline('inbox purge refuses without --yes (exit 2) and deletes nothing', async () => {
+  const before = new Date(Date.now() - 10 * HOUR).toISOString();
+  await refused(env, 2, ['inbox', 'purge', '--state', 'processed', '--before', before], /add --yes/);
+  const [count] = await sql(`SELECT count(*)::int AS n FROM webhook_inbox`);
+  assert.is(count.n, seeded.length);
+});
+
+offline('inbox purge --yes deletes only the chosen state received before the date (and provider)', async () => {
+  const before = new Date(Date.now() - 10 * HOUR).toISOString();
+  assert.equal(await cliJson(env, 'inbox', 'purge', '--state', 'processed', '--before', before, '--yes'), { success: true, purged: 2 });
+  const left = await sql<{ id: string }>('SELECT id FROM webhook_inbox');
+  const gone = [seededId('billing', 'processed', 30), seededId('payment', 'processed', 50)];
+  assert.equal(left.map((row) => row.id).sort(), seeded.map((s) => s.id).filter((id) => !gone.includes(id)).sort());
+
+  const human = await cli(env, 'inbox', 'purge', '--state', 'dead', '--provider', 'billing', '--yes');
+  assert.is(human.code, 0, human.stderr);
+  assert.match(human.stdout, /^Purged 0 dead deliveries \(from billing, received before \S+\)\.\n$/, 'the billing ones were replayed');
+  assert.equal(await cliJson(env, 'inbox', 'purge', '--state', 'dead', '--yes'), { success: true, purged: 1 });
+  assert.equal(await statesOf(seededId('payment', 'dead', 2), seededId('payment', 'processed', 1)), [undefined, 'processed'], 'a processed one after --before is kept');
+});
+
+offline('every action is in the audit log as admin.*, without an account, from the CLI', async () => {
+  const rows = await sql<{ event: string; account_id: number | null; ip: string | null; user_agent: string }>(
+    'SELECT event, account_id, ip, user_agent FROM audit_events ORDER BY id',
+  );
+  assert.ok(rows.length > 0);
+  for (const row of rows) {
+    assert.match(row.event, /^admin\./);
+    assert.equal({ account_id: row.account_id, ip: row.ip, user_agent: row.user_agent }, { account_id: null, ip: null, user_agent: 'gatehouse-cli' });
+  }
+  const events = new Set(rows.map((row) => row.event));
+  for (const event of ['admin.role_changed', 'admin.inbox_read', 'admin.delivery_read', 'admin.delivery_replayed', 'admin.deliveries_replayed', 'admin.deliveries_purged']) {
+    assert.ok(events.has(event), event);
+  }
+  const changes = rows.filter((row) => row.event === 'admin.role_changed');
+  assert.is(changes.length, 2, 'promote and demote; the promote that changed nothing is not an action');
+});
+
+offline('--json keeps stdout to one JSON document: the service log lines go to stderr', async () => {
+  // RATE_LIMITS=off makes the services log a warning as they start.
+  const run = await cli({ ...env, RATE_LIMITS: 'off' }, 'inbox', 'stats', '--json');
+  assert.is(run.code, 0, run.stderr);
+  assert.is(JSON.parse(run.stdout).success, true);
+  const logged = run.stderr.trim().split('\n').map((line) => JSON.parse(line));
+  assert.ok(logged.some((line) => line.level === 'warn' && /RATE_LIMITS=off/.test(line.msg)), run.stderr);
+});
+
+offline('a database that cannot be reached exits 1 with one line naming DATABASE_URL and no stack trace', async () => {
+  const unreachable = { ...env, DATABASE_URL: 'postgres://postgres:hunter2@127.0.0.1:1/gatehouse' };
+  for (const args of [['inbox', 'stats', '--json'], ['migrate', 'status'], ['promote', 'ops@example.com']]) {
+    const run = await cli(unreachable, ...args);
+    assert.is(run.code, 1, `${args.join(' ')}: ${run.stderr}`);
+    assert.is(run.stdout, '');
+    const lines = run.stderr.trim().split('\n');
+    assert.is(lines.length, 1, run.stderr);
+    assert.match(lines[0], /^error: cannot reach the database at DATABASE_URL \(127\.0\.0\.1:1\/gatehouse\): .*ECONNREFUSED/);
+    assert.not.match(run.stderr, /hunter2/, 'no password');
+    assert.not.match(run.stderr, /\bat .*\.(ts|js):\d+/, 'no stack');
+  }
+});
+
+offline('a bad setting exits 1 with one line naming the variable', async () => {
+  const run = await cli({ ...env, DATABASE_URL: 'mysql://nope' }, 'inbox', 'stats');
+  assert.is(run.code, 1);
+  assert.is(run.stdout, '');
+  assert.match(run.stderr, /^error: invalid configuration: DATABASE_URL: must be a URL \(postgres: or postgresql:\)\n$/);
+});
+
+offline.run();
+
+// ------------------------------------------------------------------ beside a running service
+
+if (process.env.DATABASE_URL) {
+  const live = suite('admin CLI beside a running service (PostgreSQL)');
+  let service: TestService;
+  let cliEnv: Record<string, string>;
+
+  live.before(async () => {
+    service = await startTestService();
+    const { DATABASE_URL, DATA_DIR, JWT_SECRET, DATA_KEY } = service.env;
+    cliEnv = { DATABASE_URL, DATA_DIR, JWT_SECRET, DATA_KEY };
+  });
+
+  live.after(async () => {
+    await service?.close();
+  });
+
+  live('a promoted account may call the admin API at once; demoted, it is refused again', async () => {
+    const account = await createAccount(service, 'operator');
+    const stats = () => request(service.url, 'GET', '/api/v1/admin/inbox/stats', { headers: { authorization: `Bearer ${account.token}` } });
+    assert.is((await stats()).status, 403);
+    assert.is((await cliJson(cliEnv, 'promote', account.email)).account.role, 'admin');
+    const allowed = await eventually('the admin API to let the account in', async () => {
+      const response = await stats();
+      return response.status === 200 && response;
+    }, 5_000);
+    assert.equal(allowed.body.providers.map((p: any) => p.provider), [...PROVIDER_NAMES]);
+    assert.is((await cliJson(cliEnv, 'demote', account.email)).account.role, 'user');
+    await eventually('the admin API to refuse the account again', async () => (await stats()).status === 403, 5_000);
+  });
+
+  live('a replayed dead delivery is applied by the running worker: an event for an unknown account ends ignored', async () => {
+    const id = randomUUID();
+    const event = paddleEvent({
+      eventType: 'subscription.created',
+      occurredAt: new Date(),
+      data: { id: 'sub_cli', status: 'active', custom_data: { account_id: '999999999' }, items: [{ price: { id: 'pri_cli' } }] },
+    });
+    await service.deps.db.query(
+      `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at, state, attempts, last_error, processed_at)
+       VALUES ($1, 'billing', '', $2, $3, $4, 'dead', 8, 'Error: gone', $4)`,
+      [id, event.event_id, Buffer.from(JSON.stringify(event)), service.clock.now()],
+    );
+    assert.equal(await cliJson(cliEnv, 'inbox', 'replay', id), { success: true });
+    const row = await eventually('the worker to apply the replayed delivery', async () => {
+      const [found] = await service.deps.db.query<{ state: string; reason: string | null }>('SELECT state, reason FROM webhook_inbox WHERE id = $1', [id]);
+      return found.state !== 'received' && found.state !== 'dead' && found;
+    }, 30_000);
+    assert.equal(row, { state: 'ignored', reason: 'unknown account 999999999' });
+  });
+
+  live.run();
+}

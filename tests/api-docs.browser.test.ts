@@ -1,0 +1,113 @@
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { registerAndVerify, type Account } from './helpers/auth.ts';
+import { launchBrowser, screenshotDir, type TestBrowser } from './helpers/browser.ts';
+import { request, startTestService, type TestService } from './helpers/service.ts';
+
+type Seen = { console: string[]; pageErrors: string[]; requests: Array<{ url: string; headers: Record<string, string> }> };
+type Context = { service: TestService; browser: TestBrowser; account: Account; document: any; page: Page; seen: Seen };
+const test = suite<Context>('API docs page in Chromium: Swagger UI under a strict CSP, try-it against the running service');
+
+const SHOTS = screenshotDir('api-docs');
+
+declare global {
+  interface Window {
+    cspViolations: string[];
+  }
+}
+
+test.before(async (context) => {
+  context.service = await startTestService({ BILLING_WEBHOOK_SECRET: 'pdl_ntfset_browser_0123456789' });
+  context.account = await registerAndVerify(context.service, 'swagger.reader@example.com');
+  context.document = (await request(context.service.url, 'GET', '/api/v1/openapi.json')).body;
+  context.browser = await launchBrowser();
+  const { page } = await context.browser.newPage();
+  context.page = page;
+  context.seen = { console: [], pageErrors: [], requests: [] };
+  // Every violation the page hits, as the browser reports it to the page itself.
+  await page.addInitScript(() => {
+    window.cspViolations = [];
+    document.addEventListener('securitypolicyviolation', (event) => window.cspViolations.push(`${event.violatedDirective} ${event.blockedURI}`));
+  });
+  page.on('console', (message) => {
+    if (message.type() === 'error' || message.type() === 'warning') context.seen.console.push(message.text());
+  });
+  page.on('pageerror', (error) => context.seen.pageErrors.push(error.message));
+  page.on('request', (sent) => context.seen.requests.push({ url: sent.url(), headers: sent.headers() }));
+});
+test.after(async ({ service, browser }) => {
+  await browser?.close();
+  await service?.close();
+});
+
+const operationIds = (document: any): string[] =>
+  Object.values(document.paths).flatMap((item: any) => Object.values(item).map((operation: any) => `operations-${operation.tags[0]}-${operation.operationId}`));
+
+/** Opens an operation, switches it to try-it, and returns its block. */
+async function tryOut(page: Page, id: string) {
+  const block = page.locator(`#${id}`);
+  await block.locator('.opblock-summary').click();
+  await block.locator('button.try-out__btn').click();
+  return block;
+}
+
+test('the page renders every operation of openapi.json, with its files from this origin only', async ({ service, document, page, seen }) => {
+  await page.goto(`${service.url}/api/v1/docs`);
+  await page.locator('.opblock').first().waitFor();
+  const ids = operationIds(document);
+  assert.ok(ids.length >= 27, `${ids.length} operations`);
+  assert.is(await page.locator('.opblock').count(), ids.length);
+  for (const id of ids) assert.is(await page.locator(`#${id}`).count(), 1, `${id} is rendered`);
+  assert.is(await page.locator('.opblock-tag-section').count(), 3);
+  assert.match(await page.locator('.info .title').innerText(), 'Gatehouse API');
+  for (const { url } of seen.requests) assert.ok(url.startsWith(`${service.url}/`), `${url} is served by the service`);
+  assert.ok(seen.requests.some(({ url }) => url.includes('/api/v1/docs/assets/') && url.endsWith('/swagger-ui-bundle.js')));
+  await page.screenshot({ path: join(SHOTS, 'docs-page.png'), fullPage: false });
+});
+
+test('Authorize with an API key, then try-it GET /auth/me: a real 200 with the account, sent with the Bearer key', async ({ service, account, page, seen }) => {
+  await page.locator('button.authorize').first().click();
+  await page.fill('#auth-bearer-value', account.apiKey);
+  await page.locator('.auth-container').first().locator('button.authorize').click();
+  await page.locator('.auth-container').first().locator('.btn-done').click();
+  const block = await tryOut(page, 'operations-auth-auth-me');
+  await block.locator('button.execute').click();
+  const status = block.locator('.live-responses-table tbody .response-col_status').first();
+  await status.waitFor();
+  assert.is((await status.innerText()).trim(), '200');
+  const body = await block.locator('.live-responses-table tbody .response-col_description pre').first().innerText();
+  assert.is(JSON.parse(body).user.email, account.email);
+  const sent = seen.requests.filter(({ url }) => url === `${service.url}/api/v1/auth/me`);
+  assert.is(sent.length, 1);
+  assert.is(sent[0].headers.authorization, `Bearer ${account.apiKey}`);
+  await block.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(SHOTS, 'try-it-me.png'), fullPage: false });
+});
+
+test('try-it on a webhook route goes to PUBLIC_URL itself, not /api/v1, and gets the real 401 for a bad signature', async ({ service, page, seen }) => {
+  const block = await tryOut(page, 'operations-webhooks-webhook-billing');
+  const header = block.locator('tr[data-param-name="Paddle-Signature"] input');
+  await header.fill('ts=1;h1=0000000000000000000000000000000000000000000000000000000000000000');
+  await block.locator('button.execute').click();
+  const status = block.locator('.live-responses-table tbody .response-col_status').first();
+  await status.waitFor();
+  assert.is((await status.innerText()).trim(), '401');
+  const body = JSON.parse(await block.locator('.live-responses-table tbody .response-col_description pre').first().innerText());
+  assert.is(body.code, 'INVALID_SIGNATURE');
+  const sent = seen.requests.filter(({ url }) => url === `${service.url}/billingprovider/webhook`);
+  assert.is(sent.length, 1);
+  assert.match(sent[0].headers['paddle-signature'], /^ts=1;h1=0{64}$/);
+  await block.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(SHOTS, 'try-it-webhook.png'), fullPage: false });
+});
+
+test('nothing was blocked by the CSP, nothing threw, and the console shows only the deliberate 401', async ({ page, seen }) => {
+  assert.equal(await page.evaluate(() => window.cspViolations), []);
+  assert.equal(seen.pageErrors, []);
+  const unexpected = seen.console.filter((text) => !/Failed to load resource: the server responded with a status of 401/.test(text));
+  assert.equal(unexpected, []);
+});
+
+test.run();

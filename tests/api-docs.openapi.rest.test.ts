@@ -1,0 +1,193 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { BaseResolver, createConfig, lintDocument, makeDocumentFromString } from '@redocly/openapi-core';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { appRouter } from '../server/src/router.ts';
+import { PROVIDERS } from '../server/src/webhooks/registry.ts';
+import { assertError } from './helpers/auth.ts';
+import { request, type TestService } from './helpers/service.ts';
+import { post, startWithOwner, unixNow, type Caller } from './helpers/webhook-fixtures.ts';
+
+type Scopes = { siteKey: string; paymentSecret: string; telegramChannel: string; telegramSecret: string; viberChannel: string; viberToken: string };
+type Context = { service: TestService; caller: Caller; document: any; scopes: Scopes };
+const test = suite<Context>('OpenAPI document: lints clean, every example fits its schema, every webhook route documented as it is checked');
+
+const BILLING_SECRET = 'pdl_ntfset_docs_0123456789abcdef';
+const OPERATOR_SECRET = 'op_docs_5f2a9c1e7b3d8f4a';
+const VIBER_TOKEN = '4453b6ac1a2b3c-e02c5f12174805f9-daec9cbb5448c51f';
+
+test.before(async (context) => {
+  const { service, caller } = await startWithOwner({ BILLING_WEBHOOK_SECRET: BILLING_SECRET, OPERATOR_BOT_SECRET: OPERATOR_SECRET }, 'docs');
+  context.service = service;
+  context.caller = caller;
+  context.document = (await request(service.url, 'GET', '/api/v1/openapi.json')).body;
+  const paymentSecret = 'whsec_docs_0123456789abcdef';
+  const site = await caller.sites.create({ name: 'Docs shop', paymentWebhookSecret: paymentSecret });
+  const telegram = await caller.channels.create({ platform: 'messengerone', name: 'Docs TG', botToken: '123456:AA-docs-telegram-token' });
+  const viber = await caller.channels.create({ platform: 'messengertwo', name: 'Docs Viber', botToken: VIBER_TOKEN });
+  context.scopes = {
+    siteKey: site.siteKey,
+    paymentSecret,
+    telegramChannel: telegram.channelId,
+    telegramSecret: telegram.secretToken!,
+    viberChannel: viber.channelId,
+    viberToken: VIBER_TOKEN,
+  };
+});
+test.after(async ({ service }) => {
+  await service?.close();
+});
+
+type Operation = { path: string; method: string; operation: any };
+
+function operations(document: any): Operation[] {
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item as Record<string, any>).map(([method, operation]) => ({ path, method, operation })),
+  );
+}
+
+const restOperations = (document: any) => operations(document).filter(({ operation }) => !operation.operationId.startsWith('webhook-'));
+const hmacHex = (key: string, ...parts: string[]) => parts.reduce((hmac, part) => hmac.update(part), createHmac('sha256', key)).digest('hex');
+
+test("Redocly's recommended rules report nothing, not even a warning", async ({ document }) => {
+  const config = await createConfig({ extends: ['recommended'] });
+  const problems = await lintDocument({
+    document: makeDocumentFromString(JSON.stringify(document), '/openapi.json'),
+    config,
+    externalRefResolver: new BaseResolver(),
+  });
+  const described = problems.map((problem) => `${problem.ruleId} (${problem.severity}) at ${problem.location[0]?.pointer}: ${problem.message}`);
+  assert.equal(described, []);
+});
+
+test('info, servers and tags: a license and contact, PUBLIC_URL/api/v1, every tag in use declared with a description', ({ service, document }) => {
+  assert.ok(document.info.license?.name && (document.info.license.identifier || document.info.license.url));
+  assert.ok(document.info.contact?.url);
+  assert.is(document.servers.length, 1);
+  assert.is(document.servers[0].url, `${service.env.PUBLIC_URL}/api/v1`);
+  const declared = new Map<string, string>(document.tags.map((tag: { name: string; description: string }) => [tag.name, tag.description]));
+  for (const { path, method, operation } of operations(document)) {
+    assert.ok(operation.operationId, `${method} ${path} has an operationId`);
+    assert.ok(operation.summary, `${method} ${path} has a summary`);
+    assert.is(operation.tags.length, 1, `${method} ${path} has one tag`);
+    assert.ok(declared.get(operation.tags[0]), `${method} ${path}: tag ${operation.tags[0]} is declared with a description`);
+  }
+  assert.equal([...declared.keys()].sort(), ['admin', 'auth', 'webhooks']);
+});
+
+test('security: public routes say [] outright, protected ones Bearer or cookie; webhooks carry none of ours', ({ document }) => {
+  const publicRoutes = ['/auth/register', '/auth/verify-email', '/auth/resend-verification', '/auth/login', '/auth/password/forgot', '/auth/password/reset', '/auth/email/confirm'];
+  for (const { path, method, operation } of operations(document)) {
+    assert.ok(Array.isArray(operation.security), `${method} ${path} states its security`);
+    const isPublic = publicRoutes.includes(path) || operation.operationId.startsWith('webhook-');
+    assert.equal(operation.security, isPublic ? [] : [{ bearer: [] }, { cookie: [] }], `${method} ${path}`);
+  }
+});
+
+test("every request body and success answer has an example, and each passes the procedure's own schema", ({ document }) => {
+  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { inputs: any[]; output: any } }>;
+  const rest = restOperations(document);
+  assert.ok(rest.length >= 22, `${rest.length} REST operations`);
+  for (const { path, method, operation } of rest) {
+    const procedure = procedures[operation.operationId.replace('-', '.')];
+    assert.ok(procedure, `${operation.operationId} is a procedure`);
+    const body = operation.requestBody?.content['application/json'];
+    if (body) {
+      assert.ok(body.example !== undefined, `${method} ${path} has a request example`);
+      const parsed = procedure._def.inputs[0].safeParse(body.example);
+      assert.ok(parsed.success, `${method} ${path} request example: ${JSON.stringify(parsed.error?.issues)}`);
+    }
+    const [status, success] = Object.entries(operation.responses as Record<string, any>).find(([code]) => Number(code) < 400)!;
+    const example = success.content['application/json'].example;
+    assert.ok(example !== undefined, `${method} ${path} ${status} has an example`);
+    const parsed = procedure._def.output.safeParse(example);
+    assert.ok(parsed.success, `${method} ${path} answer example: ${JSON.stringify(parsed.error?.issues)}`);
+  }
+});
+
+test('the auth routes keep the paths, statuses and shapes the contract and older suites hold', ({ document }) => {
+  const statuses = (path: string, method: string) => Object.keys(document.paths[path][method].responses).sort();
+  assert.equal(statuses('/auth/register', 'post'), ['201', '400', '413', '415', '429', '500', '503']);
+  assert.equal(statuses('/auth/login', 'post'), ['200', '400', '401', '403', '413', '415', '429', '500', '503']);
+  assert.equal(statuses('/auth/me', 'get'), ['200', '401', '500', '503']);
+  // The REST error answers never list the codes only webhooks give.
+  const restCodes = restOperations(document).flatMap(({ operation }) =>
+    Object.values(operation.responses as Record<string, any>).flatMap((response) => response.content?.['application/json']?.schema?.allOf?.[1]?.properties.code.enum ?? []),
+  );
+  assert.not.ok(restCodes.includes('INVALID_SIGNATURE'));
+  assert.not.ok(restCodes.includes('INVALID_PAYLOAD'));
+});
+
+test('every webhook route of the registry is documented: its path, signature header, statuses and server', ({ service, document }) => {
+  const webhooks = operations(document).filter(({ operation }) => operation.operationId.startsWith('webhook-'));
+  assert.is(webhooks.length, PROVIDERS.length);
+  const headers: Record<string, string> = {};
+  for (const provider of PROVIDERS) {
+    const found = webhooks.find(({ operation }) => operation.operationId === `webhook-${provider.name}`);
+    assert.ok(found, `${provider.route} is documented`);
+    const { path, method, operation } = found;
+    assert.is(method, 'post');
+    assert.is(path.replace(/\{\w+\}/, ':scope'), provider.route);
+    assert.equal(operation.servers, [{ url: service.env.PUBLIC_URL, description: operation.servers[0].description }]);
+    assert.equal(operation.tags, ['webhooks']);
+    const header = operation.parameters.filter((p: any) => p.in === 'header');
+    assert.is(header.length, 1);
+    assert.is(header[0].required, true);
+    headers[provider.name] = header[0].name;
+    const pathParams = operation.parameters.filter((p: any) => p.in === 'path');
+    assert.is(pathParams.length, provider.scope ? 1 : 0);
+    assert.ok(operation.requestBody.required);
+    assert.ok(operation.requestBody.content['application/json'].example);
+    const expected = provider.scope ? ['200', '400', '401', '404', '413', '503'] : ['200', '400', '401', '413', '503'];
+    assert.equal(Object.keys(operation.responses).sort(), expected);
+    assert.equal(operation.responses['401'].content['application/json'].schema.allOf[1].properties.code.enum, ['INVALID_SIGNATURE']);
+    assert.equal(operation.responses['200'].content['application/json'].example, { ok: true });
+  }
+  assert.equal(headers, {
+    billing: 'Paddle-Signature',
+    payment: 'Stripe-Signature',
+    operator: 'X-Telegram-Bot-Api-Secret-Token',
+    messengerone: 'X-Telegram-Bot-Api-Secret-Token',
+    messengertwo: 'X-Viber-Content-Signature',
+  });
+  // The unscoped endpoints name the variable whose absence makes them answer 503.
+  assert.match(document.paths['/billingprovider/webhook'].post.responses['503'].description, 'BILLING_WEBHOOK_SECRET');
+  assert.match(document.paths['/messengerone/webhook'].post.responses['503'].description, 'OPERATOR_BOT_SECRET');
+});
+
+test("each documented webhook example, signed under the documented header, is taken (200); unsigned, 401; unknown scope, 404", async ({ service, document, scopes }) => {
+  const now = String(unixNow(service));
+  const sign: Record<string, (body: string) => string> = {
+    billing: (body) => `ts=${now};h1=${hmacHex(BILLING_SECRET, `${now}:`, body)}`,
+    payment: (body) => `t=${now},v1=${hmacHex(scopes.paymentSecret, `${now}.`, body)}`,
+    operator: () => OPERATOR_SECRET,
+    messengerone: () => scopes.telegramSecret,
+    messengertwo: (body) => hmacHex(scopes.viberToken, body),
+  };
+  const scopeOf: Record<string, string> = { payment: scopes.siteKey, messengerone: scopes.telegramChannel, messengertwo: scopes.viberChannel };
+  for (const provider of PROVIDERS) {
+    const [path, item] = Object.entries(document.paths as Record<string, any>).find(([, i]) => i.post?.operationId === `webhook-${provider.name}`)!;
+    const operation = item.post;
+    const header = operation.parameters.find((p: any) => p.in === 'header').name;
+    const body = JSON.stringify(operation.requestBody.content['application/json'].example);
+    const url = path.replace(/\{\w+\}/, scopeOf[provider.name] ?? '');
+    const json = { 'content-type': 'application/json' };
+
+    const taken = await post(service, url, body, { ...json, [header]: sign[provider.name](body) });
+    assert.is(taken.status, 200, `${provider.name}: ${taken.text}`);
+    assert.equal(taken.body, { ok: true });
+    assertError(await post(service, url, body, json), 401, 'INVALID_SIGNATURE');
+    if (provider.scope) {
+      const unknown = path.replace(/\{\w+\}/, provider.name === 'payment' ? 'site_unknown' : randomUUID());
+      assertError(await post(service, unknown, body, { ...json, [header]: sign[provider.name](body) }), 404, 'NOT_FOUND');
+    }
+  }
+});
+
+test('the webhook routes are documented, not mounted under /api/v1', async ({ service }) => {
+  for (const path of ['/api/v1/billingprovider/webhook', '/api/v1/messengerone/webhook']) {
+    assertError(await request(service.url, 'POST', path, { json: {} }), 404, 'NOT_FOUND');
+  }
+});
+
+test.run();

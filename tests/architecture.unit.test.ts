@@ -1,0 +1,133 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+
+// The layering docs/ARCHITECTURE.md describes, checked on the source itself: every import,
+// type-only ones included, read from the files as written.
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const test = suite('architecture: modules point one way');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+// Static imports and re-exports (with or without bindings) and dynamic import() calls.
+const IMPORT = /(?:(?:^|\n)\s*(?:import|export)\s(?:[^'"]*?from\s+)?|\bimport\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
+
+/** Project file -> the project files it imports (relative to the repository). */
+function importGraph(): Map<string, string[]> {
+  const files = ['server/src', 'gateway/src', 'client/src'].flatMap((dir) => sourceFiles(join(root, dir)));
+  return new Map(
+    files.map((file) => {
+      const text = readFileSync(file, 'utf8');
+      const targets = [...text.matchAll(IMPORT)].map((match) => relative(root, resolve(dirname(file), match[1])));
+      return [relative(root, file), targets];
+    }),
+  );
+}
+
+const graph = importGraph();
+
+function cycles(): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (file: string) => {
+    state.set(file, 'open');
+    stack.push(file);
+    for (const target of graph.get(file) ?? []) {
+      if (state.get(target) === 'open') found.push([...stack.slice(stack.indexOf(target)), target]);
+      else if (!state.has(target)) visit(target);
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const file of graph.keys()) if (!state.has(file)) visit(file);
+  return found;
+}
+
+const importsOf = (prefix: string) => [...graph].filter(([file]) => file.startsWith(prefix));
+
+test('the import graph has no cycle, type-only imports included', () => {
+  assert.equal(cycles().map((cycle) => cycle.join(' -> ')), []);
+});
+
+test('lib/ imports nothing from the application', () => {
+  const outside = importsOf('server/src/lib/').flatMap(([file, targets]) =>
+    targets.filter((target) => !target.startsWith('server/src/lib/')).map((target) => `${file} -> ${target}`),
+  );
+  assert.equal(outside, []);
+});
+
+test('modules never import webhooks/ or the gateway; services never import tRPC or Koa', () => {
+  const wrong = importsOf('server/src/modules/').flatMap(([file, targets]) =>
+    targets.filter((target) => target.startsWith('server/src/webhooks/') || target.startsWith('gateway/')).map((target) => `${file} -> ${target}`),
+  );
+  assert.equal(wrong, []);
+  const services = importsOf('server/src/modules/').filter(([file]) => !file.endsWith('.router.ts'));
+  const transport = services.filter(([file]) => /from ['"](@trpc\/server|koa|@koa\/router)['"]/.test(readFileSync(join(root, file), 'utf8')));
+  assert.equal(transport.map(([file]) => file), []);
+});
+
+test('admin/ and cli/ sit on top: no module, webhook or lib file imports them', () => {
+  const below = ['server/src/modules/', 'server/src/webhooks/', 'server/src/lib/'].flatMap((dir) => importsOf(dir));
+  const wrong = below.flatMap(([file, targets]) =>
+    targets.filter((target) => target.startsWith('server/src/admin/') || target.startsWith('server/src/cli/')).map((target) => `${file} -> ${target}`),
+  );
+  assert.equal(wrong, []);
+});
+
+test('the server never imports the gateway; connections are made by lib/ and asked for only by deps.ts', () => {
+  const upward = importsOf('server/src/').flatMap(([file, targets]) => targets.filter((target) => target.startsWith('gateway/')).map((target) => `${file} -> ${target}`));
+  assert.equal(upward, []);
+  const text = (file: string) => readFileSync(join(root, file), 'utf8');
+  const constructing = [...graph.keys()].filter((file) => /new (?:pg\.)?(?:Client|Pool)\(|new Sequelize\(|createTransport\(|new PgBoss\(|PGlite\.create\(/.test(text(file)));
+  assert.equal(constructing.filter((file) => !file.startsWith('server/src/lib/')), []);
+  const asking = [...graph.keys()].filter((file) => /\b(?:createDatabase|startQueue|createMailer|createPgListener)\(/.test(text(file)) && !file.startsWith('server/src/lib/'));
+  // Entry points that need the database and nothing else: `npm run migrate`, and the CLI's
+  // `migrate status`, which must not migrate.
+  assert.equal(asking.sort(), ['server/src/cli/session.ts', 'server/src/deps.ts', 'server/src/migrate.ts']);
+});
+
+const PACKAGE_NAME = /^(?:@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(?:\/[\w./-]*)?$/;
+
+/** Every package name a file imports: static, type-only, dynamic and require()d. */
+function packagesImportedBy(file: string): Array<{ name: string; typeOnly: boolean }> {
+  const text = readFileSync(join(root, file), 'utf8');
+  const found = [...text.matchAll(/(?:^|\n)\s*(import\s+type\s|import\s|export\s)(?:[^'"]*?from\s+)?['"]([^'".][^'"]*)['"]|\b(?:import|require)\(\s*['"]([^'".][^'"]*)['"]/g)];
+  return found
+    .map((match) => ({ specifier: match[2] ?? match[3], typeOnly: Boolean(match[1]?.startsWith('import type')) }))
+    .filter(({ specifier }) => !specifier.startsWith('node:') && PACKAGE_NAME.test(specifier))
+    .map(({ specifier, typeOnly }) => ({ name: specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/'), typeOnly }));
+}
+
+test('every package the code imports is declared; what the service runs on is a dependency, not a devDependency', () => {
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const runtime = new Set(Object.keys(manifest.dependencies));
+  // @gatehouse/client is this repository's own package, installed only into the throwaway
+  // frontend project tests/client.package.process.test.ts writes.
+  const declared = new Set([...runtime, ...Object.keys(manifest.devDependencies), '@gatehouse/client']);
+  const service = [...graph.keys()].filter((file) => file.startsWith('server/src/') || file.startsWith('gateway/src/'));
+  // The embedded database is for development: production refuses it, the image leaves it out,
+  // and lib/db.ts imports it only when there is no DATABASE_URL.
+  const devOnly = new Set(['server/src/lib/embedded-postgres.ts']);
+  const undeclared: string[] = [];
+  const devAtRuntime: string[] = [];
+  for (const file of [...graph.keys(), ...sourceFiles(join(root, 'tests')).map((path) => relative(root, path))]) {
+    for (const { name, typeOnly } of packagesImportedBy(file)) {
+      if (!declared.has(name)) undeclared.push(`${file} -> ${name}`);
+      else if (service.includes(file) && !typeOnly && !runtime.has(name) && !devOnly.has(file)) devAtRuntime.push(`${file} -> ${name}`);
+    }
+  }
+  assert.equal(undeclared, []);
+  assert.equal(devAtRuntime, []);
+});
+
+test.run();

@@ -1,0 +1,391 @@
+import { randomBytes } from 'node:crypto';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { AUTH, PASSWORD, assertError, bearer, login, me, nextMail, registerAndVerify, type Account } from './helpers/auth.ts';
+import { startBotApi, type BotApi } from './helpers/bot-api.ts';
+import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { linkToken } from './helpers/smtp.ts';
+import { eventually } from './helpers/wait.ts';
+import {
+  callerFor,
+  paddleEvent,
+  paddleHeaders,
+  post,
+  stripeEvent,
+  stripeHeaders,
+  telegramHeaders,
+  telegramUpdate,
+  unixNow,
+  viberHeaders,
+  viberMessage,
+  viberToken,
+} from './helpers/webhook-fixtures.ts';
+
+// POST /api/v1/auth/account/delete (contract section 7): with the password, the account and
+// everything it owns go in one transaction; billing keeps its subscriptions without the
+// account; the address may register again; later deliveries naming the account are ignored.
+
+const BILLING_SECRET = `pdl_ntfset_${randomBytes(16).toString('hex')}`;
+const OPERATOR_TOKEN = `7000000011:${randomBytes(18).toString('base64url')}`;
+const OPERATOR_SECRET = `op_${randomBytes(24).toString('base64url')}`;
+const SITE_SECRET = `whsec_${randomBytes(24).toString('base64url')}`;
+const VIBER_TOKEN = `4453b6ac1${randomBytes(6).toString('hex')}-e02c5f12174805f9-daec9cbb5448c51f`;
+
+type Context = { service: TestService; botApi: BotApi };
+const test = suite<Context>('REST account deletion: POST /api/v1/auth/account/delete');
+
+test.before(async (context) => {
+  context.botApi = await startBotApi();
+  context.service = await startTestService({
+    BILLING_WEBHOOK_SECRET: BILLING_SECRET,
+    BILLING_PLANS: 'pri_01pro=pro,pri_01team=team',
+    OPERATOR_BOT_TOKEN: OPERATOR_TOKEN,
+    OPERATOR_BOT_SECRET: OPERATOR_SECRET,
+    TELEGRAM_API_URL: context.botApi.url,
+  });
+});
+test.after(async ({ service, botApi }) => {
+  await service?.close();
+  await botApi?.close();
+});
+
+const deleteAccount = (service: TestService, headers: Record<string, string>, json?: unknown) =>
+  request(service.url, 'POST', `${AUTH}/account/delete`, json === undefined ? { headers } : { headers, json });
+
+const count = async (service: TestService, sql: string, params: unknown[]): Promise<number> =>
+  (await service.deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, params))[0].n;
+
+/** Every row the account owns, table by table (payments and messages through the sites and channels saved before). */
+async function owned(service: TestService, accountId: number, siteIds: number[] = [], channelIds: string[] = []) {
+  return {
+    accounts: await count(service, 'accounts WHERE id = $1', [accountId]),
+    sessions: await count(service, 'sessions WHERE account_id = $1', [accountId]),
+    email_tokens: await count(service, 'email_tokens WHERE account_id = $1', [accountId]),
+    sites: await count(service, 'sites WHERE account_id = $1', [accountId]),
+    payments: await count(service, 'payments WHERE site_id = ANY($1::int[])', [siteIds]),
+    channels: await count(service, 'channels WHERE account_id = $1', [accountId]),
+    channel_messages: await count(service, 'channel_messages WHERE channel_id = ANY($1::uuid[])', [channelIds]),
+    operator_link_codes: await count(service, 'operator_link_codes WHERE account_id = $1', [accountId]),
+    operator_chats: await count(service, 'operator_chats WHERE account_id = $1', [accountId]),
+  };
+}
+
+const NOTHING_LEFT = {
+  accounts: 0,
+  sessions: 0,
+  email_tokens: 0,
+  sites: 0,
+  payments: 0,
+  channels: 0,
+  channel_messages: 0,
+  operator_link_codes: 0,
+  operator_chats: 0,
+};
+
+const auditRows = (service: TestService, event: string, accountId: number) =>
+  service.deps.db.query<{ account_id: number | null; event: string; ip: string | null; data: Record<string, unknown> | null }>(
+    `SELECT account_id, event, ip, data FROM audit_events WHERE event = $1 AND (account_id = $2 OR (data->>'account_id')::int = $2) ORDER BY id`,
+    [event, accountId],
+  );
+
+async function inboxRow(service: TestService, provider: string, externalId: string) {
+  const [row] = await service.deps.db.query<{ state: string; reason: string | null }>(
+    'SELECT state, reason FROM webhook_inbox WHERE provider = $1 AND external_id = $2',
+    [provider, externalId],
+  );
+  return row;
+}
+
+const settled = (service: TestService, provider: string, externalId: string) =>
+  eventually(`${provider} delivery ${externalId} settled`, async () => {
+    const row = await inboxRow(service, provider, externalId);
+    return row && row.state !== 'received' ? row : undefined;
+  }, 15_000);
+
+function subscription(id: string, accountId: number, status = 'active') {
+  return {
+    id,
+    status,
+    customer_id: 'ctm_01h8441jn5pcwrfhwh78jqt8hk',
+    currency_code: 'EUR',
+    items: [{ status: 'active', quantity: 1, price: { id: 'pri_01pro', product_id: 'pro_01', unit_price: { amount: '1500', currency_code: 'EUR' } } }],
+    custom_data: { account_id: String(accountId) },
+  };
+}
+
+async function deliverBilling(service: TestService, eventType: string, data: Record<string, unknown>) {
+  const event = paddleEvent({ eventType, occurredAt: service.clock.now(), data });
+  const payload = JSON.stringify(event);
+  const result = await post(service, '/billingprovider/webhook', payload, paddleHeaders(payload, BILLING_SECRET, unixNow(service)));
+  return { event, result };
+}
+
+function deliverPayment(service: TestService, siteKey: string, paymentIntent: string) {
+  const event = stripeEvent({
+    type: 'payment_intent.succeeded',
+    created: unixNow(service),
+    object: { id: paymentIntent, object: 'payment_intent', amount: 2500, amount_received: 2500, currency: 'eur', status: 'succeeded' },
+  });
+  const payload = JSON.stringify(event);
+  return { event, result: post(service, `/webhook/payment/${siteKey}`, payload, stripeHeaders(payload, SITE_SECRET, unixNow(service))) };
+}
+
+/** What the fully furnished account of the main scenario owns, saved before it is deleted. */
+type Furnished = {
+  account: Account;
+  otherSession: string;
+  siteKey: string;
+  siteIds: number[];
+  channelIds: string[];
+  subscriptionId: string;
+};
+let furnished: Furnished;
+
+test('setup: an account with two sessions, e-mail tokens, a site with a payment, a channel with a message, a link code, a linked operator chat and a subscription', async ({ service, botApi }) => {
+  const account = await registerAndVerify(service, 'delete.owner@example.com');
+  const otherSession = (await login(service, account.email)).body.token;
+  const owner = { id: account.user.id as number, email: account.email, token: account.token };
+  const caller = callerFor(service, owner);
+
+  // A live reset token beside the used verification token.
+  assert.is((await request(service.url, 'POST', `${AUTH}/password/forgot`, { json: { email: account.email } })).status, 200);
+  await eventually('the reset token issued', async () => (await count(service, `email_tokens WHERE account_id = $1 AND purpose = 'reset'`, [owner.id])) > 0, 10_000);
+
+  const { siteKey } = await caller.sites.create({ name: 'Doomed shop', paymentWebhookSecret: SITE_SECRET });
+  const paid = deliverPayment(service, siteKey, `pi_${randomBytes(8).toString('hex')}`);
+  assert.is((await paid.result).status, 200);
+  assert.is((await settled(service, 'payment', paid.event.id)).state, 'processed');
+
+  const channel = await caller.channels.create({ platform: 'messengertwo', name: 'Doomed chat', botToken: VIBER_TOKEN });
+  const message = viberMessage(viberToken(1), { id: 'U-doomed', name: 'Vera' }, 'is anyone there?');
+  assert.is((await post(service, `/messengertwo/bot/${channel.channelId}`, message, viberHeaders(message, VIBER_TOKEN))).status, 200);
+  assert.is((await settled(service, 'messengertwo', viberToken(1))).state, 'processed');
+
+  const { code } = await caller.notifications.createLinkCode();
+  const chatId = 300_000_001;
+  assert.is((await post(service, '/messengerone/webhook', JSON.stringify(telegramUpdate(600_000_001, chatId, `/start ${code}`)), telegramHeaders(OPERATOR_SECRET))).status, 200);
+  await eventually('the operator chat linked', async () => (await caller.notifications.status()).linked, 10_000);
+  await eventually('the link confirmed to the chat', () => botApi.sent().some((call) => String(call.body.chat_id) === String(chatId)), 10_000);
+  await caller.notifications.createLinkCode();
+
+  const subscriptionId = `sub_01${randomBytes(10).toString('hex')}`;
+  const billing = await deliverBilling(service, 'subscription.activated', subscription(subscriptionId, owner.id));
+  assert.is(billing.result.status, 200);
+  assert.is((await settled(service, 'billing', billing.event.event_id)).state, 'processed');
+
+  const siteIds = (await service.deps.db.query<{ id: number }>('SELECT id FROM sites WHERE account_id = $1', [owner.id])).map((row) => row.id);
+  const channelIds = [channel.channelId];
+  assert.equal(await owned(service, owner.id, siteIds, channelIds), {
+    accounts: 1,
+    sessions: 2,
+    email_tokens: 2,
+    sites: 1,
+    payments: 1,
+    channels: 1,
+    channel_messages: 1,
+    operator_link_codes: 2,
+    operator_chats: 1,
+  });
+  const [sub] = await service.deps.db.query<{ account_id: number | null }>('SELECT account_id FROM billing_subscriptions WHERE subscription_id = $1', [subscriptionId]);
+  assert.is(sub.account_id, owner.id);
+  furnished = { account, otherSession, siteKey, siteIds, channelIds, subscriptionId };
+});
+
+test('without credentials, or with a credential that is not valid, it is 401 UNAUTHORIZED and nothing is removed', async ({ service }) => {
+  const { account, siteIds, channelIds } = furnished;
+  const before = await owned(service, account.user.id, siteIds, channelIds);
+  const anonymous = await deleteAccount(service, {}, { password: PASSWORD });
+  assertError(anonymous, 401, 'UNAUTHORIZED');
+  assert.is(anonymous.headers.get('www-authenticate'), 'Bearer');
+  assertError(await deleteAccount(service, bearer('not.a.jwt'), { password: PASSWORD }), 401, 'UNAUTHORIZED');
+  assertError(await deleteAccount(service, bearer('0'.repeat(64)), { password: PASSWORD }), 401, 'UNAUTHORIZED');
+  assert.equal(await owned(service, account.user.id, siteIds, channelIds), before);
+  assert.is((await auditRows(service, 'account.deleted', account.user.id)).length, 0);
+});
+
+test('a missing or malformed body is 400 VALIDATION_FAILED (naming password when the body is an object), and nothing is removed', async ({ service }) => {
+  const { account, siteIds, channelIds } = furnished;
+  const before = await owned(service, account.user.id, siteIds, channelIds);
+  const cases: Array<[string, HttpResult]> = [
+    ['no body', await deleteAccount(service, bearer(account.token))],
+    ['{}', await deleteAccount(service, bearer(account.token), {})],
+    ['empty password', await deleteAccount(service, bearer(account.token), { password: '' })],
+    ['a number', await deleteAccount(service, bearer(account.token), { password: 12345678 })],
+    ['null', await deleteAccount(service, bearer(account.token), { password: null })],
+    ['an over-long password', await deleteAccount(service, bearer(account.token), { password: 'p'.repeat(129) })],
+    ['another field', await deleteAccount(service, bearer(account.token), { pass: PASSWORD })],
+    ['an array', await deleteAccount(service, bearer(account.token), [PASSWORD])],
+  ];
+  for (const [what, result] of cases) {
+    assertError(result, 400, 'VALIDATION_FAILED');
+    // An object names the field; a body that is not an object at all says so in the message.
+    if (what !== 'an array') assert.ok((result.body.issues ?? []).some((issue: { path: string }) => issue.path === 'password'), `${what}: ${result.text}`);
+  }
+  const garbage = await request(service.url, 'POST', `${AUTH}/account/delete`, {
+    headers: { ...bearer(account.token), 'content-type': 'application/json' },
+    body: '{"password": "correct horse',
+  });
+  // Bytes that are not JSON at all: the gateway's 400 for every route (contract section 2).
+  assertError(garbage, 400, 'INVALID_JSON');
+  assert.equal(await owned(service, account.user.id, siteIds, channelIds), before);
+  assert.is((await me(service, bearer(account.token))).status, 200);
+});
+
+test('a wrong password is 401 INVALID_CREDENTIALS: nothing is removed, no account.deleted is recorded, and it counts as a failed login', async ({ service }) => {
+  const { account, siteIds, channelIds } = furnished;
+  const before = await owned(service, account.user.id, siteIds, channelIds);
+  const failedBefore = (await auditRows(service, 'login.failed', account.user.id)).length;
+  const wrong = await deleteAccount(service, bearer(account.token), { password: `${PASSWORD}!` });
+  assertError(wrong, 401, 'INVALID_CREDENTIALS');
+  assert.equal(await owned(service, account.user.id, siteIds, channelIds), before);
+  assert.is((await auditRows(service, 'account.deleted', account.user.id)).length, 0);
+  assert.is((await auditRows(service, 'login.failed', account.user.id)).length, failedBefore + 1);
+  // Still signed in: a wrong password ends no session.
+  assert.is((await me(service, bearer(account.token))).status, 200);
+  assert.is((await me(service, bearer(account.apiKey))).status, 200);
+});
+
+test('with the password and a JWT: 200 {success: true}, and the account row, its sessions, e-mail tokens, sites with payments, channels with messages, link codes and linked chats are gone', async ({ service }) => {
+  const { account, siteIds, channelIds } = furnished;
+  const result = await deleteAccount(service, bearer(account.token), { password: PASSWORD });
+  assert.is(result.status, 200, result.text);
+  assert.equal(result.body, { success: true });
+  assert.equal(await owned(service, account.user.id, siteIds, channelIds), NOTHING_LEFT);
+  assert.is(await count(service, 'sites WHERE site_key = $1', [furnished.siteKey]), 0);
+  assert.is(await count(service, 'channels WHERE id = ANY($1::uuid[])', [channelIds]), 0);
+});
+
+test('its billing subscriptions stay, with account_id NULL', async ({ service }) => {
+  const rows = await service.deps.db.query<{ account_id: number | null; status: string }>(
+    'SELECT account_id, status FROM billing_subscriptions WHERE subscription_id = $1',
+    [furnished.subscriptionId],
+  );
+  assert.equal(rows, [{ account_id: null, status: 'active' }]);
+});
+
+test('the JWT from before, the other session and the API key answer 401 on /me, by Bearer and by cookie', async ({ service }) => {
+  const { account, otherSession } = furnished;
+  assertError(await me(service, bearer(account.token)), 401, 'UNAUTHORIZED');
+  assertError(await me(service, bearer(otherSession)), 401, 'UNAUTHORIZED');
+  assertError(await me(service, bearer(account.apiKey)), 401, 'UNAUTHORIZED');
+  assertError(await me(service, { cookie: `svc_token=${account.token}` }), 401, 'UNAUTHORIZED');
+  assertError(await me(service, { cookie: `svc_token=${otherSession}` }), 401, 'UNAUTHORIZED');
+  // And they cannot delete again, or do anything else.
+  assertError(await deleteAccount(service, bearer(account.token), { password: PASSWORD }), 401, 'UNAUTHORIZED');
+  assertError(await deleteAccount(service, bearer(account.apiKey), { password: PASSWORD }), 401, 'UNAUTHORIZED');
+  assertError(await request(service.url, 'GET', `${AUTH}/activity`, { headers: bearer(account.apiKey) }), 401, 'UNAUTHORIZED');
+});
+
+test('the old password no longer logs in: 401 INVALID_CREDENTIALS, as for an unknown address', async ({ service }) => {
+  const gone = await login(service, furnished.account.email);
+  const unknown = await login(service, 'delete.never.existed@example.com');
+  assertError(gone, 401, 'INVALID_CREDENTIALS');
+  assert.equal(gone.body, unknown.body);
+});
+
+test('a notice that the account was deleted reaches the old address, with no secret in it', async ({ service }) => {
+  const { account } = furnished;
+  const mail = await service.smtp.waitFor(account.email, (m) => /deleted/i.test(m.subject), 20_000);
+  assert.is(mail.subject, 'Your Gatehouse account was deleted');
+  assert.match(mail.text, /deleted/);
+  assert.ok(mail.html.length > 0, 'an HTML part too');
+  assert.not.match(mail.text, account.apiKey);
+  assert.not.match(mail.text, PASSWORD);
+});
+
+test('the activity log keeps account.deleted, with account_id NULL', async ({ service }) => {
+  const id = furnished.account.user.id;
+  const rows = await auditRows(service, 'account.deleted', id);
+  assert.is(rows.length, 1);
+  assert.is(rows[0].account_id, null);
+  assert.is(rows[0].ip, '127.0.0.1');
+  assert.is(Number(rows[0].data?.account_id), id);
+  // Nothing of the account's activity stays attached to its id.
+  assert.is(await count(service, 'audit_events WHERE account_id = $1', [id]), 0);
+});
+
+test('a later billing event naming the deleted account is kept as ignored: unknown account', async ({ service }) => {
+  const id = furnished.account.user.id;
+  service.clock.advance(1_000);
+  const { event, result } = await deliverBilling(service, 'subscription.updated', subscription(furnished.subscriptionId, id, 'past_due'));
+  assert.is(result.status, 200);
+  assert.equal(result.body, { ok: true });
+  const row = await settled(service, 'billing', event.event_id);
+  assert.is(row.state, 'ignored');
+  assert.is(row.reason, `unknown account ${id}`);
+  const [sub] = await service.deps.db.query<{ account_id: number | null; status: string }>(
+    'SELECT account_id, status FROM billing_subscriptions WHERE subscription_id = $1',
+    [furnished.subscriptionId],
+  );
+  assert.equal(sub, { account_id: null, status: 'active' });
+});
+
+test('a payment webhook to the deleted site answers 404 and nothing is kept', async ({ service }) => {
+  const { event, result } = deliverPayment(service, furnished.siteKey, `pi_${randomBytes(8).toString('hex')}`);
+  const answer = await result;
+  assertError(answer, 404, 'NOT_FOUND');
+  assert.is(await inboxRow(service, 'payment', event.id), undefined);
+});
+
+test('a visitor message to the deleted channel answers 404 and nothing is kept', async ({ service }) => {
+  const [channelId] = furnished.channelIds;
+  const message = viberMessage(viberToken(2), { id: 'U-late', name: 'Late' }, 'hello?');
+  assertError(await post(service, `/messengertwo/bot/${channelId}`, message, viberHeaders(message, VIBER_TOKEN)), 404, 'NOT_FOUND');
+  assert.is(await inboxRow(service, 'messengertwo', viberToken(2)), undefined);
+});
+
+test('the same address can register again at once: 201, and it becomes a new account with a new id and none of the old one', async ({ service }) => {
+  const { account } = furnished;
+  const seen = service.smtp.mailsTo(account.email).length;
+  const registered = await request(service.url, 'POST', `${AUTH}/register`, { json: { email: account.email, password: 'a brand new password', name: 'Second Life' } });
+  assert.is(registered.status, 201, registered.text);
+  const mail = await nextMail(service, account.email, seen);
+  assert.match(mail.subject, /confirm|verify/i);
+  assert.is((await request(service.url, 'POST', `${AUTH}/verify-email`, { json: { token: linkToken(mail) } })).status, 200);
+  const again = await login(service, account.email, 'a brand new password');
+  assert.is(again.status, 200, again.text);
+  assert.is.not(again.body.user.id, account.user.id);
+  assert.is(again.body.user.name, 'Second Life');
+  assert.is(again.body.user.plan, 'free');
+  assert.is.not(again.body.user.api_key, account.apiKey);
+  const callerOfNew = callerFor(service, { id: again.body.user.id, email: account.email, token: again.body.token });
+  assert.equal(await callerOfNew.sites.list(), { items: [] });
+  assert.equal(await callerOfNew.channels.list(), { items: [] });
+  assert.equal(await callerOfNew.notifications.status(), { linked: false, chats: 0 });
+  const activity = await request(service.url, 'GET', `${AUTH}/activity`, { headers: bearer(again.body.token) });
+  assert.equal(activity.body.items.map((item: { event: string }) => item.event), ['login.succeeded', 'email.verified', 'account.registered']);
+});
+
+test('with the API key as the credential: 200, then the key and the account\'s JWT answer 401 and its rows are gone', async ({ service }) => {
+  const account = await registerAndVerify(service, 'delete.by.key@example.com');
+  const id = account.user.id;
+  const { siteKey } = await callerFor(service, { id, email: account.email, token: account.token }).sites.create({ name: 'Keyed', paymentWebhookSecret: SITE_SECRET });
+  assertError(await deleteAccount(service, bearer(account.apiKey), { password: 'not the password' }), 401, 'INVALID_CREDENTIALS');
+  assert.is(await count(service, 'accounts WHERE id = $1', [id]), 1);
+  const result = await deleteAccount(service, bearer(account.apiKey), { password: PASSWORD });
+  assert.is(result.status, 200, result.text);
+  assert.equal(result.body, { success: true });
+  assertError(await me(service, bearer(account.apiKey)), 401, 'UNAUTHORIZED');
+  assertError(await me(service, bearer(account.token)), 401, 'UNAUTHORIZED');
+  assertError(await me(service, { cookie: `svc_token=${account.token}` }), 401, 'UNAUTHORIZED');
+  assert.equal(await owned(service, id), NOTHING_LEFT);
+  assert.is(await count(service, 'sites WHERE site_key = $1', [siteKey]), 0);
+  const rows = await auditRows(service, 'account.deleted', id);
+  assert.is(rows.length, 1);
+  assert.is(rows[0].account_id, null);
+  await service.smtp.waitFor(account.email, (m) => m.subject === 'Your Gatehouse account was deleted', 20_000);
+});
+
+test('deleting one account leaves another account and its site untouched', async ({ service }) => {
+  const keep = await registerAndVerify(service, 'delete.bystander@example.com');
+  const gone = await registerAndVerify(service, 'delete.leaver@example.com');
+  const keepCaller = callerFor(service, { id: keep.user.id, email: keep.email, token: keep.token });
+  const { siteKey } = await keepCaller.sites.create({ name: 'Stays', paymentWebhookSecret: SITE_SECRET });
+  assert.is((await deleteAccount(service, bearer(gone.token), { password: PASSWORD })).status, 200);
+  assert.is((await me(service, bearer(keep.token))).status, 200);
+  assert.is((await me(service, bearer(keep.apiKey))).status, 200);
+  assert.equal((await keepCaller.sites.list()).items.map((item) => item.siteKey), [siteKey]);
+  assert.is(await count(service, 'accounts WHERE id = $1', [keep.user.id]), 1);
+});
+
+test.run();

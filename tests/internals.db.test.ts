@@ -1,0 +1,131 @@
+import { initTRPC } from '@trpc/server';
+import pg from 'pg';
+import { Sequelize } from 'sequelize';
+import {
+  coerceSchema,
+  createProcedureCache,
+  getBody,
+  getInputOutputParsers,
+  instanceofZodTypeLikeVoid,
+  instanceofZodTypeObject,
+  normalizePath,
+  unwrapZodType,
+  zodSupportsCoerce,
+  type OpenApiRouter,
+} from 'trpc-to-openapi';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Context } from '../server/src/context.ts';
+import { createDatabase } from '../server/src/lib/db.ts';
+import { startEmbeddedPostgres } from '../server/src/lib/embedded-postgres.ts';
+import { createLogger } from '../server/src/lib/logger.ts';
+import { outcomeStatements } from '../server/src/lib/pg-boss.internals.ts';
+import { startQueue } from '../server/src/lib/queue.ts';
+import { connectionOf, poolOf } from '../server/src/lib/sequelize.internals.ts';
+import type { AuthContext } from '../server/src/modules/auth/auth.types.ts';
+import { appRouter } from '../server/src/router.ts';
+import { attachAccount, contextUnchanged } from '../server/src/trpc.internals.ts';
+import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+import { eventually } from './helpers/wait.ts';
+
+// Every private API of a library that the code leans on is fenced in one file
+// (`*.internals.ts`, and gateway/src/routes/openapi-handler.ts for trpc-to-openapi). Each is
+// tried here as the code uses it, so an upgrade that changes one fails here, by name,
+// before it fails somewhere less obvious.
+
+type Context_ = { database: TestDatabase; url: string; stop(): Promise<void> };
+const test = suite<Context_>('internals: the private library APIs we fence still behave as we rely on');
+const logger = createLogger('silent');
+
+test.before(async (context) => {
+  context.database = await createTestDatabase();
+  if (context.database.env.DATABASE_URL) {
+    context.url = context.database.env.DATABASE_URL;
+    context.stop = async () => {};
+  } else {
+    const embedded = await startEmbeddedPostgres(context.database.env.DATA_DIR, logger);
+    context.url = embedded.url;
+    context.stop = () => embedded.stop();
+  }
+});
+test.after(async (context) => {
+  await context.stop?.();
+  await context.database?.drop();
+});
+
+test('tRPC 11: next() with an undefined ctx passes the very context object on, with what was put on it', async () => {
+  const t = initTRPC.context<Context>().create();
+  const auth = { account: { id: 7 }, apiKey: 'k' } as unknown as AuthContext;
+  const authed = t.procedure.use(async ({ ctx, next }) => {
+    attachAccount(ctx, auth);
+    return next({ ctx: contextUnchanged<{ auth: AuthContext }>() });
+  });
+  const outer = authed.use(({ next }) => next());
+  const router = t.router({ whoami: outer.query(({ ctx }) => ({ ctx, auth: ctx.auth })) });
+  const context = { request: { requestId: 'fence' } } as unknown as Context;
+  const result = await t.createCallerFactory(router)(context).whoami();
+  assert.is(result.auth, auth);
+  assert.is(result.ctx, context, 'tRPC copied the context: authedProcedure would pay its spread helper at every level');
+});
+
+test("pg-boss 10: plans.js builds the completion and failure statements, and they are what pg-boss sends", async ({ url }) => {
+  const statements = outcomeStatements('pgboss');
+  assert.is(statements.size, 2);
+  for (const text of statements) assert.match(text, /pgboss\.job\b/);
+  assert.ok([...statements].some((text) => text.includes("state = 'completed'")), 'one completes jobs');
+  assert.ok([...statements].some((text) => text.includes("'failed'")), 'one fails them');
+
+  const db = await createDatabase({ databaseUrl: url, dataDir: '', logger });
+  const sent = new Set<string>();
+  const recording = { ...db, executeSql: (text: string, values?: unknown[]) => (sent.add(text), db.executeSql(text, values)) };
+  const boss = await startQueue({ db: recording, logger, supervise: false, queues: [{ name: 'fence' }] });
+  try {
+    await boss.send('fence', {});
+    await boss.work('fence', { pollingIntervalSeconds: 0.5 }, async () => {});
+    await eventually('a job completed', () => [...statements].some((text) => sent.has(text)), 10_000);
+  } finally {
+    await boss.stop({ graceful: false, wait: true });
+    await db.close();
+  }
+});
+
+test("Sequelize 6: its connection manager lends raw pg clients, and a transaction's connection is its own", async ({ url }) => {
+  const sequelize = new Sequelize(url, { dialect: 'postgres', dialectModule: pg, logging: false, pool: { max: 2 } });
+  try {
+    const pool = poolOf(sequelize);
+    const client = await pool.acquire();
+    assert.is((await client.query('SELECT 41 + 1 AS answer')).rows[0].answer, 42);
+    pool.release(client);
+    const inside = await sequelize.transaction(async (transaction) => {
+      const connection = connectionOf(transaction);
+      await connection.query(`SET LOCAL application_name = 'fenced'`);
+      const [rows] = await sequelize.query(`SELECT current_setting('application_name') AS name`, { transaction });
+      return (rows as Array<{ name: string }>)[0].name;
+    });
+    assert.is(inside, 'fenced', 'the raw client runs inside the Sequelize transaction');
+  } finally {
+    await sequelize.close();
+  }
+});
+
+test('trpc-to-openapi 3: the internals the REST adapter uses route, read and coerce as it expects', () => {
+  const find = createProcedureCache(appRouter as unknown as OpenApiRouter);
+  const me = find('GET', normalizePath('/auth/me/'));
+  assert.is(me?.procedure?.path, 'auth.me');
+  assert.is(me?.procedure?.type, 'query');
+  assert.is(find('POST', '/auth/login')?.procedure?.type, 'mutation');
+  assert.is(find('GET', '/auth/login')?.procedure, undefined);
+  const login = find('POST', '/auth/login')!.procedure!.procedure;
+  const schema = unwrapZodType(getInputOutputParsers(login).inputParser, true);
+  assert.ok(instanceofZodTypeObject(schema));
+  assert.not.ok(instanceofZodTypeLikeVoid(schema));
+  assert.type(coerceSchema, 'function');
+  assert.type(zodSupportsCoerce, 'boolean');
+});
+
+test('trpc-to-openapi 3: getBody takes a body that was read before it', async () => {
+  const req = { body: { email: 'a@b.example' }, headers: { 'content-type': 'application/json' } };
+  assert.equal(await getBody(req as never), { email: 'a@b.example' });
+});
+
+test.run();

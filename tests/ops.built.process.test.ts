@@ -1,0 +1,144 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+import { buildService, spawnBuilt, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
+import { freePort } from './helpers/service.ts';
+import { eventually } from './helpers/wait.ts';
+import { paddleEvent, paddleHeaders } from './helpers/webhook-fixtures.ts';
+
+// The image runs `node dist/main.js` as its main process (Dockerfile): these tests run
+// `npm run build`'s output exactly so, send it SIGTERM the way a container runtime does, and
+// check the drain (contract section 10): in-flight requests finish, new ones are refused,
+// and the process is gone within SHUTDOWN_TIMEOUT, whatever is still hanging.
+
+type Context = { build: { dir: string; remove(): void }; database: TestDatabase };
+const test = suite<Context>('the built service, as the image runs it');
+
+const BILLING_SECRET = `pdl_ntfset_${randomBytes(12).toString('hex')}`;
+const SHUTDOWN_SECONDS = 4;
+
+test.before(async (context) => {
+  context.build = await buildService();
+  context.database = await createTestDatabase();
+});
+
+test.after(async ({ build, database }) => {
+  build?.remove();
+  await database?.drop();
+});
+
+const built = (context: Context, file: string) => join(context.build.dir, file);
+
+function env(context: Context, port: number): Record<string, string> {
+  return {
+    ...context.database.env,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    JWT_SECRET: 'j'.repeat(40),
+    DATA_KEY: 'd'.repeat(64),
+    BILLING_WEBHOOK_SECRET: BILLING_SECRET,
+    SHUTDOWN_TIMEOUT: `${SHUTDOWN_SECONDS}s`,
+    RATE_LIMITS: 'off',
+    LOG_LEVEL: 'info',
+  };
+}
+
+async function startBuilt(context: Context): Promise<{ service: ServiceProcess; base: string; port: number }> {
+  const port = await freePort();
+  const service = spawnBuilt(built(context, 'main.js'), ['--role=all'], env(context, port));
+  const base = `http://127.0.0.1:${port}`;
+  await waitUntilReady(`${base}/readyz`, service);
+  return { service, base, port };
+}
+
+/** A signed billing delivery whose body is sent in two parts: the request is in flight in between. */
+function halfSentDelivery(port: number) {
+  const payload = JSON.stringify(paddleEvent({ eventType: 'transaction.created', occurredAt: new Date(), data: { id: `txn_${randomBytes(6).toString('hex')}` } }));
+  const headers = paddleHeaders(payload, BILLING_SECRET, Math.floor(Date.now() / 1000));
+  const socket: Socket = connect(port, '127.0.0.1');
+  let answer = '';
+  socket.on('data', (chunk) => (answer += chunk));
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  const half = Math.floor(payload.length / 2);
+  const head =
+    `POST /billingprovider/webhook HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: ${headers['content-type']}\r\n` +
+    `Paddle-Signature: ${headers['paddle-signature']}\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n`;
+  const started = new Promise<void>((resolve) => socket.once('connect', () => socket.write(head + payload.slice(0, half), () => resolve())));
+  return {
+    started,
+    finish: () => socket.write(payload.slice(half)),
+    answer: () => answer,
+    closed,
+    destroy: () => socket.destroy(),
+  };
+}
+
+const exitedWithin = async (service: ServiceProcess, ms: number) =>
+  Promise.race([service.exited.then((code) => ({ code })), new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms))]);
+
+test('SIGTERM: the request in flight finishes, new connections are refused, and the process exits 0', async (context) => {
+  const { service, base, port } = await startBuilt(context);
+  const delivery = halfSentDelivery(port);
+  await delivery.started;
+  const signalled = Date.now();
+  service.child.kill('SIGTERM');
+  await eventually('new connections refused', () => fetch(`${base}/healthz`).then(() => false, () => true), 5_000);
+  assert.is(delivery.answer(), '', 'nothing answered before the request was complete');
+  delivery.finish();
+  await delivery.closed;
+  assert.match(delivery.answer(), /^HTTP\/1\.1 200 OK/);
+  assert.match(delivery.answer(), /Connection: close/i, 'told not to reuse the connection');
+  const exit = await exitedWithin(service, SHUTDOWN_SECONDS * 1000);
+  assert.equal(exit, { code: 0 }, service.output());
+  assert.ok(Date.now() - signalled < SHUTDOWN_SECONDS * 1000);
+  assert.match(service.output(), /"msg":"stopped"/);
+});
+
+test('SIGTERM with a request that never completes: the process still exits, at SHUTDOWN_TIMEOUT, saying so', async (context) => {
+  const { service, port } = await startBuilt(context);
+  const delivery = halfSentDelivery(port);
+  await delivery.started;
+  service.child.kill('SIGTERM');
+  // A second of slack above the timeout, for a loaded machine; the drain waits that long, not less.
+  const exit = await exitedWithin(service, (SHUTDOWN_SECONDS + 1) * 1000);
+  delivery.destroy();
+  assert.equal(exit, { code: 1 }, service.output());
+  assert.match(service.output(), /shutdown took longer than SHUTDOWN_TIMEOUT/);
+});
+
+test('the built migration runner and CLI work on the same database', async (context) => {
+  const run = (file: string, args: string[]) =>
+    spawnSync(process.execPath, [built(context, file), ...args], { env: { PATH: process.env.PATH ?? '', ...env(context, 0), LOG_LEVEL: 'warn' }, encoding: 'utf8' });
+  const migrated = run('migrate.js', []);
+  assert.is(migrated.status, 0, migrated.stderr);
+  const status = run('admin.js', ['migrate', 'status', '--json']);
+  assert.is(status.status, 0, status.stderr);
+  assert.is(JSON.parse(status.stdout).pending, 0);
+  const reencrypted = run('admin.js', ['secrets', 'reencrypt', '--json']);
+  assert.is(reencrypted.status, 0, reencrypted.stderr);
+  assert.equal(JSON.parse(reencrypted.stdout), { success: true, reencrypted: 0, unreadable: 0 });
+});
+
+test('a worker-only process answers /healthz and /readyz on HEALTH_PORT (the compose health check); on the embedded database it refuses to run alone', async (context) => {
+  const port = await freePort();
+  const worker = spawnBuilt(built(context, 'main.js'), ['--role=worker'], { ...env(context, 0), HEALTH_PORT: String(port) });
+  if (!context.database.env.DATABASE_URL) {
+    assert.is(await worker.exited, 1);
+    assert.match(worker.errors(), /Gatehouse cannot start: the embedded database serves one process; set DATABASE_URL/);
+    return;
+  }
+  try {
+    await waitUntilReady(`http://127.0.0.1:${port}/readyz`, worker);
+    assert.equal(await (await fetch(`http://127.0.0.1:${port}/healthz`)).json(), { status: 'ok' });
+    assert.is((await fetch(`http://127.0.0.1:${port}/api/v1/auth/me`)).status, 404, 'health only: no API on a worker');
+  } finally {
+    worker.child.kill('SIGTERM');
+    assert.is(await worker.exited, 0, worker.output());
+  }
+});
+
+test.run();

@@ -1,0 +1,153 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+import { buildService, spawnBuilt, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
+import { freePort } from './helpers/service.ts';
+
+// Contract section 10: a start that fails prints one line naming the cause and the variable
+// to fix, no stack trace, and exits 1. Run on the built service, as the image runs it.
+
+type Context = { build: { dir: string; remove(): void }; database: TestDatabase; dirs: string[] };
+const test = suite<Context>('a failed start: one line naming the variable, exit 1');
+
+test.before(async (context) => {
+  context.build = await buildService();
+  context.database = await createTestDatabase();
+  context.dirs = [];
+});
+
+test.after(async ({ build, database, dirs }) => {
+  build?.remove();
+  await database?.drop();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const SECRETS = { JWT_SECRET: randomBytes(32).toString('hex'), DATA_KEY: randomBytes(32).toString('hex') };
+
+function tempDir(context: Context): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-start-'));
+  context.dirs.push(dir);
+  return dir;
+}
+
+/** Starts the built service with `env`, expecting it to stop at once; returns its one line. */
+async function failedStart(context: Context, env: Record<string, string>): Promise<{ line: string; output: string }> {
+  const service = spawnBuilt(join(context.build.dir, 'main.js'), ['--role=all'], { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env });
+  const code = await service.exited;
+  assert.is(code, 1, service.output());
+  const lines = service.errors().split('\n').filter(Boolean);
+  assert.is(lines.length, 1, `one line on stderr, got:\n${service.errors()}`);
+  assert.match(lines[0], /^Gatehouse cannot start: /);
+  assert.not.match(service.output(), /\n\s+at /, 'no stack trace');
+  return { line: lines[0], output: service.output() };
+}
+
+test('a bad value names its variable', async (context) => {
+  const { line } = await failedStart(context, { ...context.database.env, ...SECRETS, PORT: 'eighty' });
+  assert.match(line, /invalid configuration: PORT: /);
+});
+
+test('a database that cannot be reached names DATABASE_URL, without the password in it', async (context) => {
+  const port = await freePort();
+  const { line, output } = await failedStart(context, { DATA_DIR: tempDir(context), ...SECRETS, PORT: '0', DATABASE_URL: `postgres://gatehouse:hunter2secret@127.0.0.1:${port}/gatehouse` });
+  assert.match(line, `cannot reach the database at DATABASE_URL (127.0.0.1:${port}/gatehouse)`);
+  assert.match(line, /check DATABASE_URL/);
+  assert.not.ok(output.includes('hunter2secret'), 'the password is never printed');
+});
+
+test('a port in use names PORT', async (context) => {
+  const taken = await new Promise<Server>((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => resolve(server));
+  });
+  const { port } = taken.address() as { port: number };
+  try {
+    const { line } = await failedStart(context, { ...context.database.env, ...SECRETS, PORT: String(port) });
+    assert.match(line, `port ${port} is already in use`);
+    assert.match(line, /set PORT/);
+  } finally {
+    taken.close();
+  }
+});
+
+test('a DATA_DIR that cannot be written names DATA_DIR, with or without generated secrets', async (context) => {
+  const file = join(tempDir(context), 'not-a-directory');
+  writeFileSync(file, 'a file where a directory should be');
+  const embedded = await failedStart(context, { DATA_DIR: join(file, 'data'), ...SECRETS, PORT: '0' });
+  assert.match(embedded.line, /DATA_DIR .*not-a-directory\/data cannot be written \(ENOTDIR/);
+  const generated = await failedStart(context, { DATA_DIR: join(file, 'data'), PORT: '0' });
+  assert.match(generated.line, /invalid configuration: DATA_DIR: .* cannot hold the development secrets \(ENOTDIR\)/);
+});
+
+test('production refuses the embedded database and a missing SMTP_URL, naming both', async (context) => {
+  const { line } = await failedStart(context, {
+    NODE_ENV: 'production',
+    DATA_DIR: tempDir(context),
+    ...SECRETS,
+    PUBLIC_URL: 'https://gatehouse.example',
+    PORT: '0',
+  });
+  assert.match(line, /DATABASE_URL: required when NODE_ENV=production/);
+  assert.match(line, /SMTP_URL: required when NODE_ENV=production/);
+});
+
+test('a DATA_KEY that opens nothing stored names DATA_KEY; the right one still starts', async (context) => {
+  const port = await freePort();
+  const env = { ...context.database.env, ...SECRETS, PORT: String(port) };
+  const first = spawnBuilt(join(context.build.dir, 'main.js'), [], { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env });
+  await stopAfterReady(first, port);
+  const { line } = await failedStart(context, { ...env, DATA_KEY: randomBytes(32).toString('hex') });
+  assert.match(line, /^Gatehouse cannot start: DATA_KEY: none of the configured keys opens the secrets stored in this database/);
+  const again = spawnBuilt(join(context.build.dir, 'main.js'), [], { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env });
+  await stopAfterReady(again, port);
+});
+
+test('a second process on the same embedded DATA_DIR stops at once, naming DATA_DIR; the first serves on', async (context) => {
+  const dataDir = tempDir(context);
+  const port = await freePort();
+  const env = { DATA_DIR: dataDir, ...SECRETS, HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+  const first = spawnBuilt(join(context.build.dir, 'main.js'), [], { ...env, PORT: String(port) });
+  try {
+    await waitUntilReady(`http://127.0.0.1:${port}/readyz`, first);
+    const { line } = await failedStart(context, { ...env, PORT: '0' });
+    assert.match(line, `DATA_DIR ${dataDir} is in use by another Gatehouse process`);
+    assert.is((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200, 'the first process is untouched');
+    assert.is(statSync(dataDir).mode & 0o777, 0o700, 'DATA_DIR is kept private');
+  } finally {
+    first.child.kill('SIGTERM');
+    assert.is(await first.exited, 0);
+  }
+});
+
+test('a process killed outright leaves its DATA_DIR lock behind; the next start takes it over at once', async (context) => {
+  const dataDir = tempDir(context);
+  const port = await freePort();
+  const env = { DATA_DIR: dataDir, ...SECRETS, HOST: '127.0.0.1', LOG_LEVEL: 'warn', PORT: String(port) };
+  const killed = spawnBuilt(join(context.build.dir, 'main.js'), [], env);
+  await waitUntilReady(`http://127.0.0.1:${port}/readyz`, killed);
+  killed.child.kill('SIGKILL');
+  await killed.exited;
+  assert.ok(statSync(join(dataDir, 'gatehouse.lock')).isDirectory(), 'the lock outlived its process');
+  // Well inside the 10 s after which an unrenewed lock counts as stale anyway.
+  const started = Date.now();
+  const next = spawnBuilt(join(context.build.dir, 'main.js'), [], env);
+  await waitUntilReady(`http://127.0.0.1:${port}/readyz`, next);
+  assert.ok(Date.now() - started < 8_000, `ready after ${Date.now() - started} ms`);
+  assert.match(next.output(), /DATA_DIR was locked by a process that is gone; taking the lock over/);
+  await stopAfterReady(next, port);
+});
+
+async function stopAfterReady(service: ServiceProcess, port: number): Promise<void> {
+  try {
+    await waitUntilReady(`http://127.0.0.1:${port}/readyz`, service);
+  } finally {
+    service.child.kill('SIGTERM');
+    assert.is(await service.exited, 0, service.output());
+  }
+}
+
+test.run();

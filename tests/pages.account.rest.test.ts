@@ -1,0 +1,203 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { AUTH, PASSWORD, bearer, login, me, nextMail, registerAndVerify, type Account } from './helpers/auth.ts';
+import { assertPageHeaders, createVisitor, inputValue, signedInVisitor, type Visitor } from './helpers/pages.ts';
+import { request, startTestService, type TestService } from './helpers/service.ts';
+import { linkToken } from './helpers/smtp.ts';
+
+// Contract section 8, GET /account and everything it posts to: each through the same
+// procedure the REST route calls, checked here by its effect through REST.
+
+const test = suite<{ service: TestService; secrets: Set<string> }>('pages: the account page');
+
+test.before(async (context) => {
+  context.service = await startTestService();
+  context.secrets = new Set([PASSWORD, NEW_PASSWORD, 'not it at all']);
+});
+test.after(async ({ service }) => {
+  await service?.close();
+});
+
+const NEW_PASSWORD = 'an entirely new password';
+
+/** Every key and session token made here, for the log check at the end. */
+const made = new Set<string>();
+
+async function accountWithVisitor(service: TestService, email: string): Promise<{ account: Account; visitor: Visitor }> {
+  const account = await registerAndVerify(service, email, { name: 'Grace Hopper', company: 'Navy' });
+  const visitor = await signedInVisitor(service, account.email, account.password);
+  made.add(account.apiKey).add(account.token).add(visitor.cookies.get('svc_token')!);
+  const page = await visitor.get('/account');
+  assert.is(page.status, 200, page.text);
+  return { account, visitor };
+}
+
+const sessionIdOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).sid as string;
+
+test('without a cookie, or with one whose session ended: 303 to /login?next=/account (and the dead cookie is cleared)', async ({ service }) => {
+  const anonymous = await request(service.url, 'GET', '/account');
+  assert.is(anonymous.status, 303);
+  assert.is(anonymous.headers.get('location'), '/login?next=/account');
+  assert.equal(anonymous.headers.getSetCookie(), []);
+  for (const cookie of ['svc_token=garbage', 'svc_token=a.b.c']) {
+    const answer = await request(service.url, 'GET', '/account', { headers: { cookie } });
+    assert.is(answer.headers.get('location'), '/login?next=/account');
+    assert.ok(answer.headers.getSetCookie().some((line) => line.startsWith('svc_token=; ')));
+  }
+  // A Bearer header is not a page's credential: pages read the cookie only.
+  const account = await registerAndVerify(service, 'page.bearer@example.com');
+  assert.is((await request(service.url, 'GET', '/account', { headers: bearer(account.apiKey) })).status, 303);
+});
+
+test('the page shows name, e-mail, plan, role, sessions and activity, with the key hidden', async ({ service }) => {
+  const { account, visitor } = await accountWithVisitor(service, 'page.show@example.com');
+  const page = await visitor.get('/account');
+  assertPageHeaders(page);
+  for (const text of ['Grace Hopper', account.email, 'Navy', '<span class="badge badge-accent">free</span>', '<dd>user</dd>', 'Verified', 'This device', 'Signed in', 'Account created']) {
+    assert.match(page.text, text);
+  }
+  assert.not.match(page.text, account.apiKey);
+  assert.not.match(page.text, visitor.cookies.get('svc_token')!);
+  assert.match(page.text, '<form method="post" action="/account/api-key">');
+  assert.match(page.text, '<form method="post" action="/logout">');
+});
+
+test('"Show API key" is a POST answering the page with the key, never cached; GET /account never has it', async ({ service }) => {
+  const { account, visitor } = await accountWithVisitor(service, 'page.key@example.com');
+  const shown = await visitor.post('/account/api-key', {});
+  assert.is(shown.status, 200);
+  assert.is(shown.headers.get('cache-control'), 'no-store');
+  assert.match(shown.text, `<code class="secret" id="api-key-value">${account.apiKey}</code>`);
+  assert.not.match((await visitor.get('/account')).text, account.apiKey);
+});
+
+test('rotate: the new key is shown; with a grace hour the old one keeps working, at once it stops', async ({ service }) => {
+  const { account, visitor } = await accountWithVisitor(service, 'page.rotate@example.com');
+  const graced = await visitor.post('/account/api-key/rotate', { grace_seconds: '3600' });
+  assert.is(graced.status, 200);
+  const second = /id="api-key-value">([0-9a-f]{64})</.exec(graced.text)?.[1];
+  assert.ok(second, 'the new key is on the page');
+  made.add(second);
+  assert.match(graced.text, 'keeps working for an hour');
+  assert.is((await me(service, bearer(second))).status, 200);
+  assert.is((await me(service, bearer(account.apiKey))).status, 200, 'the old key still works during the grace hour');
+
+  await visitor.get('/account');
+  const immediate = await visitor.post('/account/api-key/rotate', { grace_seconds: '0' });
+  const third = /id="api-key-value">([0-9a-f]{64})</.exec(immediate.text)![1];
+  made.add(third);
+  assert.is((await me(service, bearer(second))).status, 401, 'rotated at once: the previous key stops working');
+  assert.is((await me(service, bearer(third))).status, 200);
+
+  for (const grace of ['soon', '-1', '99999999', '86401', '']) {
+    const refused = await visitor.post('/account/api-key/rotate', { grace_seconds: grace });
+    assert.ok(refused.status === 400, `${grace}: ${refused.status}`);
+    assert.is((await me(service, bearer(third))).status, 200, 'a refused rotation changes nothing');
+  }
+});
+
+test('change password: a wrong current one changes nothing; the right one keeps this session and ends the others', async ({ service }) => {
+  const { account, visitor } = await accountWithVisitor(service, 'page.password@example.com');
+  const other = (await login(service, account.email)).body.token;
+  const wrong = await visitor.post('/account/password', { current_password: 'not it at all', new_password: NEW_PASSWORD });
+  assert.is(wrong.status, 401);
+  assert.match(wrong.text, 'The current password is wrong. Nothing was changed.');
+  assert.is((await login(service, account.email, PASSWORD)).status, 200);
+
+  const short = await visitor.post('/account/password', { current_password: PASSWORD, new_password: 'short' });
+  assert.is(short.status, 400);
+  assert.match(short.text, /id="password-new_password-error">New password must be at least 8 characters\.</);
+  assert.is(inputValue(short.text, 'current_password'), undefined);
+
+  const changed = await visitor.post('/account/password', { current_password: PASSWORD, new_password: NEW_PASSWORD });
+  assert.is(changed.status, 303);
+  assert.is(changed.location, '/account?done=password');
+  const after = await visitor.get('/account?done=password');
+  assert.is(after.status, 200, 'this session stays signed in');
+  assert.match(after.text, 'Your password is changed.');
+  assert.is((await me(service, bearer(other))).status, 401, 'the other session ended');
+  assert.is((await login(service, account.email, NEW_PASSWORD)).status, 200);
+});
+
+test('change e-mail: needs the password; then the new address gets a link whose page moves the account', async ({ service }) => {
+  const { account, visitor } = await accountWithVisitor(service, 'page.email.old@example.com');
+  const newEmail = 'page.email.new@example.com';
+  const wrong = await visitor.post('/account/email', { new_email: newEmail, password: 'not it at all' });
+  assert.is(wrong.status, 401);
+  assert.is(inputValue(wrong.text, 'new_email'), newEmail, 'the address typed is kept');
+  const bad = await visitor.post('/account/email', { new_email: 'nope', password: PASSWORD });
+  assert.is(bad.status, 400);
+  assert.match(bad.text, 'id="email-new_email-error"');
+
+  const asked = await visitor.post('/account/email', { new_email: newEmail, password: PASSWORD });
+  assert.is(asked.location, '/account?done=email');
+  const token = linkToken(await nextMail(service, newEmail, 0, /confirm-email/), '/confirm-email');
+  made.add(token);
+  await visitor.get(`/confirm-email?token=${token}`);
+  const confirmed = await visitor.post('/confirm-email', { token });
+  assert.is(confirmed.status, 200);
+  assert.match(confirmed.text, 'New address confirmed');
+  assert.match((await visitor.get('/account')).text, newEmail);
+});
+
+test('sessions: sign out one, then everywhere else; this session stays; an unknown id is a 404 page', async ({ service }) => {
+  const { account, visitor } = await accountWithVisitor(service, 'page.sessions@example.com');
+  const phone = (await login(service, account.email)).body.token;
+  const laptop = (await login(service, account.email)).body.token;
+  const page = await visitor.get('/account');
+  assert.match(page.text, `<input type="hidden" name="session_id" value="${sessionIdOf(phone)}"/>`);
+  assert.not.match(page.text, `name="session_id" value="${sessionIdOf(visitor.cookies.get('svc_token')!)}"`, 'no button to end the current session');
+
+  const one = await visitor.post('/account/sessions/revoke', { session_id: sessionIdOf(phone) });
+  assert.is(one.location, '/account?done=session');
+  assert.is((await me(service, bearer(phone))).status, 401);
+  assert.is((await me(service, bearer(laptop))).status, 200);
+
+  await visitor.get('/account');
+  const gone = await visitor.post('/account/sessions/revoke', { session_id: sessionIdOf(phone) });
+  assert.is(gone.status, 404);
+  assert.match(gone.text, 'That session had already ended.');
+
+  const others = await visitor.post('/account/sessions/revoke-others', {});
+  assert.is(others.location, '/account?done=others');
+  assert.is((await me(service, bearer(laptop))).status, 401);
+  assert.is((await visitor.get('/account')).status, 200);
+  assert.is((await me(service, bearer(account.token))).status, 401, 'the REST login of the setup ended too');
+});
+
+test('delete: a wrong password deletes nothing; the right one deletes the account and clears the cookie', async ({ service }) => {
+  const { account, visitor } = await accountWithVisitor(service, 'page.delete@example.com');
+  const wrong = await visitor.post('/account/delete', { password: 'not it at all' });
+  assert.is(wrong.status, 401);
+  assert.match(wrong.text, 'Your account was not deleted.');
+  assert.is((await me(service, bearer(account.apiKey))).status, 200);
+
+  const deleted = await visitor.post('/account/delete', { password: PASSWORD });
+  assert.is(deleted.status, 200);
+  assert.match(deleted.text, 'Account deleted');
+  assert.ok(deleted.headers.getSetCookie().some((line) => line.startsWith('svc_token=; ')));
+  assert.is((await me(service, bearer(account.apiKey))).status, 401);
+  const [{ count }] = await service.deps.db.query<{ count: number }>('SELECT count(*)::int AS count FROM accounts WHERE email = $1', [account.email]);
+  assert.is(count, 0);
+  assert.is((await visitor.get('/account')).location, '/login?next=/account');
+});
+
+test('a session ended elsewhere: the next form on the page goes to sign-in, and changes nothing', async ({ service }) => {
+  const { account, visitor } = await accountWithVisitor(service, 'page.ended@example.com');
+  const token = visitor.cookies.get('svc_token')!;
+  assert.is((await request(service.url, 'POST', `${AUTH}/sessions/revoke-all`, { json: { keep_current: false }, headers: bearer(account.apiKey) })).status, 200);
+  const answer = await visitor.post('/account/password', { current_password: PASSWORD, new_password: NEW_PASSWORD });
+  assert.is(answer.status, 303);
+  assert.is(answer.location, '/login?next=/account');
+  assert.is((await login(service, account.email, PASSWORD)).status, 200);
+  assert.not.ok(visitor.cookies.has('svc_token'));
+  assert.is((await me(service, { cookie: `svc_token=${token}` })).status, 401);
+});
+
+test('the log holds no password, key or token of this suite, though the page showed keys', async ({ service, secrets }) => {
+  const text = service.logs.text();
+  for (const secret of [...secrets, ...made]) assert.not.ok(text.includes(secret), `the log contains ${secret.slice(0, 8)}…`);
+  assert.ok(made.size >= 10, `${made.size} keys and tokens`);
+});
+
+test.run();

@@ -1,0 +1,182 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { QUEUES } from '../server/src/jobs.ts';
+import { dispatchInbox } from '../server/src/webhooks/inbox/dispatcher.ts';
+import { sweepInbox } from '../server/src/webhooks/inbox/sweeper.ts';
+import { createInboxWriter } from '../server/src/webhooks/inbox/writer.ts';
+import type { TestService } from './helpers/service.ts';
+import { eventually } from './helpers/wait.ts';
+import { post, startWithOwner, viberHeaders, viberMessage, viberToken } from './helpers/webhook-fixtures.ts';
+
+// The durable inbox behind every endpoint: what is acknowledged is committed, concurrent
+// deliveries share commits, lost jobs are swept up, failures are retried, and a delivery
+// that keeps failing is kept as dead.
+
+const BOT_TOKEN = `inbox-test-${randomBytes(8).toString('hex')}`;
+
+let service: TestService;
+let channelId: string;
+let seq = 10_000;
+
+test.before(async () => {
+  const started = await startWithOwner();
+  service = started.service;
+  ({ channelId } = await started.caller.channels.create({ platform: 'messengertwo', name: 'Inbox', botToken: BOT_TOKEN }));
+});
+
+test.after(async () => {
+  await service?.close();
+});
+
+function message(text: string, token = viberToken(seq++)) {
+  return { token, payload: viberMessage(token, { id: 'U-inbox', name: 'I' }, text) };
+}
+
+const deliver = (payload: string) => post(service, `/messengertwo/bot/${channelId}`, payload, viberHeaders(payload, BOT_TOKEN));
+
+async function row(externalId: string) {
+  const [found] = await service.deps.db.query<{ id: string; state: string; attempts: number; last_error: string | null; payload: Buffer }>(
+    `SELECT id, state, attempts, last_error, payload FROM webhook_inbox WHERE provider = 'messengertwo' AND scope = $1 AND external_id = $2`,
+    [channelId, externalId],
+  );
+  return found;
+}
+
+const storedTexts = async (text: string) =>
+  (await service.deps.db.query(`SELECT 1 FROM channel_messages WHERE channel_id = $1 AND text = $2`, [channelId, text])).length;
+
+test('an acknowledged delivery is already committed, byte for byte', async () => {
+  const { token, payload } = message('committed before the answer');
+  const res = await deliver(payload);
+  assert.is(res.status, 200);
+  const kept = await row(token);
+  assert.ok(kept, 'row exists the moment the 200 arrives');
+  assert.is(kept.payload.toString('utf8'), payload);
+});
+
+test('a burst of concurrent deliveries is stored and applied exactly once each', async () => {
+  const burst = Array.from({ length: 300 }, (_, i) => message(`burst ${i}`));
+  const duplicate = message('burst duplicate');
+  const answers = await Promise.all([...burst.map((m) => deliver(m.payload)), ...Array.from({ length: 20 }, () => deliver(duplicate.payload))]);
+  assert.ok(answers.every((a) => a.status === 200), 'all acknowledged');
+  await eventually('all 301 stored', async () => {
+    const [{ n }] = await service.deps.db.query<{ n: string }>(`SELECT count(*) AS n FROM channel_messages WHERE channel_id = $1 AND text LIKE 'burst %'`, [channelId]);
+    return Number(n) === 301;
+  }, 30_000);
+  const [{ n }] = await service.deps.db.query<{ n: string }>(
+    `SELECT count(*) AS n FROM webhook_inbox WHERE scope = $1 AND external_id = ANY($2)`,
+    [channelId, [...burst.map((m) => m.token), duplicate.token]],
+  );
+  assert.is(Number(n), 301);
+});
+
+test('the writer groups deliveries that arrive while a commit is running', async () => {
+  let commits = 0;
+  const db = service.deps.db;
+  // Each group is one INSERT statement, committed on its own: count the statements.
+  const counting = { ...db, embedded: db.embedded, query: ((...args: Parameters<typeof db.query>) => (commits++, db.query(...args))) as typeof db.query };
+  const writer = createInboxWriter({ db: counting, clock: service.clock });
+  const deliveries = Array.from({ length: 200 }, (_, i) => ({
+    provider: 'messengertwo' as const,
+    scope: channelId,
+    externalId: `grouped-${randomUUID()}-${i}`,
+    payload: Buffer.from(message(`grouped ${i}`).payload),
+  }));
+  const results = await Promise.all([...deliveries, deliveries[0]].map((d) => writer.write(d)));
+  assert.is(results.filter((r) => !r.duplicate).length, 200);
+  assert.ok(commits >= 1 && commits < 20, `200 deliveries in ${commits} commits`);
+});
+
+test('an entry whose job was lost is picked up by the sweeper', async () => {
+  const { token, payload } = message('swept up');
+  const id = randomUUID();
+  // As if the job had been deleted after it was dispatched: a dispatched row with no job.
+  await service.deps.db.query(
+    `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at, enqueued_at) VALUES ($1, 'messengertwo', $2, $3, $4, $5, $5)`,
+    [id, channelId, token, Buffer.from(payload), service.clock.now()],
+  );
+  assert.is(await sweepInbox(service.deps), 0, 'a fresh entry is left to its job');
+  service.clock.advance(11_000);
+  try {
+    assert.ok((await sweepInbox(service.deps)) >= 1);
+  } finally {
+    service.clock.set(new Date());
+  }
+  await eventually('the swept entry processed', async () => (await row(token))?.state === 'processed', 10_000);
+  assert.is(await storedTexts('swept up'), 1);
+  // Sweeping again finds nothing to do and changes nothing.
+  service.clock.advance(11_000);
+  try {
+    await sweepInbox(service.deps);
+  } finally {
+    service.clock.set(new Date());
+  }
+  assert.is(await storedTexts('swept up'), 1);
+});
+
+async function withMessagesTableGone<T>(work: () => Promise<T>): Promise<T> {
+  await service.deps.db.query('ALTER TABLE channel_messages RENAME TO channel_messages_away');
+  try {
+    return await work();
+  } finally {
+    await service.deps.db.query('ALTER TABLE channel_messages_away RENAME TO channel_messages');
+  }
+}
+
+test('a failing effect is recorded, retried with backoff, and applied once when it can be', async () => {
+  const { token, payload } = message('retried into place');
+  await withMessagesTableGone(async () => {
+    assert.is((await deliver(payload)).status, 200, 'the delivery is accepted even though its effect fails');
+    await eventually('the first failure recorded', async () => (await row(token))?.attempts >= 1, 10_000);
+  });
+  const failed = await row(token);
+  assert.is(failed.state, 'received');
+  assert.match(failed.last_error ?? '', /channel_messages/);
+  const done = await eventually('the entry processed after a retry', async () => {
+    const current = await row(token);
+    return current?.state === 'processed' ? current : undefined;
+  }, 20_000);
+  assert.ok(done.attempts >= 2);
+  assert.is(await storedTexts('retried into place'), 1);
+});
+
+test('a delivery that uses up its retries is kept as dead, not dropped', async () => {
+  const { token, payload } = message('never applied');
+  const id = randomUUID();
+  await withMessagesTableGone(async () => {
+    await service.deps.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at, enqueued_at) VALUES ($1, 'messengertwo', $2, $3, $4, $5, $5)`,
+        [id, channelId, token, Buffer.from(payload), service.clock.now()],
+      );
+      // No retries left: the first failure goes to the dead-letter queue.
+      await service.deps.queue.insert([{ id, name: QUEUES.webhook, data: { inboxId: id }, retryLimit: 0 }], { db: { executeSql: tx.executeSql } });
+    });
+    await eventually('the entry dead', async () => (await row(token))?.state === 'dead', 15_000);
+  });
+  const dead = await row(token);
+  assert.is(dead.id, id);
+  assert.is(dead.payload.toString('utf8'), payload);
+  assert.match(dead.last_error ?? '', /channel_messages/);
+  assert.is(await storedTexts('never applied'), 0);
+  // A provider retry of a dead delivery is still answered like the first, with no new row.
+  assert.is((await deliver(payload)).status, 200);
+  assert.is((await row(token)).state, 'dead');
+});
+
+test('a kept delivery without a job is dispatched: a job is made and the row marked, once', async () => {
+  const { token, payload } = message('dispatched');
+  const id = randomUUID();
+  await service.deps.db.query(
+    `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at) VALUES ($1, 'messengertwo', $2, $3, $4, $5)`,
+    [id, channelId, token, Buffer.from(payload), service.clock.now()],
+  );
+  await eventually('the entry processed through a dispatched job', async () => (await row(token))?.state === 'processed', 10_000);
+  const [marked] = await service.deps.db.query<{ enqueued_at: Date | null }>('SELECT enqueued_at FROM webhook_inbox WHERE id = $1', [id]);
+  assert.ok(marked.enqueued_at, 'the row records that its job was made');
+  assert.is(await dispatchInbox(service.deps), 0, 'nothing left to dispatch');
+  assert.is(await storedTexts('dispatched'), 1);
+});
+
+test.run();

@@ -1,0 +1,256 @@
+import { randomBytes } from 'node:crypto';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { request, type TestService } from './helpers/service.ts';
+import { eventually } from './helpers/wait.ts';
+import {
+  post,
+  startWithOwner,
+  stripeEvent,
+  stripeHeaders,
+  unixNow,
+  type Caller,
+} from './helpers/webhook-fixtures.ts';
+
+// Stripe deliveries to POST /webhook/payment/{siteKey}, signed by stripe-node itself.
+
+let service: TestService;
+let caller: Caller;
+let siteKey: string;
+const SECRET = `whsec_${randomBytes(24).toString('base64url')}`;
+
+test.before(async () => {
+  ({ service, caller } = await startWithOwner());
+  ({ siteKey } = await caller.sites.create({ name: 'Shop', paymentWebhookSecret: SECRET }));
+});
+
+test.after(async () => {
+  await service?.close();
+});
+
+const path = () => `/webhook/payment/${siteKey}`;
+
+function deliver(event: object, options: { secret?: string; timestamp?: number; site?: string } = {}) {
+  const payload = JSON.stringify(event, null, 2);
+  const headers = stripeHeaders(payload, options.secret ?? SECRET, options.timestamp ?? unixNow(service));
+  return post(service, options.site ? `/webhook/payment/${options.site}` : path(), payload, headers);
+}
+
+const payments = () => caller.sites.payments({ siteKey });
+
+async function paymentOf(reference: string, status?: string) {
+  return eventually(`payment ${reference} ${status ?? ''}`, async () => {
+    const found = (await payments()).items.find((item) => item.reference === reference);
+    return found && (!status || found.status === status) ? found : undefined;
+  }, 10_000);
+}
+
+async function inboxRows(externalId: string) {
+  return service.deps.db.query<{ state: string; scope: string; reason: string | null }>(
+    `SELECT state, scope, reason FROM webhook_inbox WHERE provider = 'payment' AND external_id = $1`,
+    [externalId],
+  );
+}
+
+const ids = () => {
+  const n = randomBytes(8).toString('hex');
+  return { pi: `pi_${n}`, cs: `cs_test_${n}`, ch: `ch_${n}` };
+};
+
+const intentObject = (pi: string, amount = 2500) => ({ id: pi, object: 'payment_intent', amount, amount_received: amount, currency: 'eur', status: 'succeeded' });
+
+test('a signed payment_intent.succeeded is acknowledged and the payment becomes paid with its amount', async () => {
+  const { pi } = ids();
+  const event = stripeEvent({ type: 'payment_intent.succeeded', created: unixNow(service), object: intentObject(pi, 4999) });
+  const res = await deliver(event);
+  assert.is(res.status, 200);
+  assert.equal(res.body, { ok: true });
+  const payment = await paymentOf(pi, 'paid');
+  assert.is(payment.amount, 4999);
+  assert.is(payment.currency, 'eur');
+  const [row] = await inboxRows(event.id);
+  assert.is(row.state, 'processed');
+  assert.is(row.scope, siteKey);
+});
+
+test('a replayed delivery is answered 200 again but kept once and applied once', async () => {
+  const { pi } = ids();
+  const event = stripeEvent({ type: 'payment_intent.succeeded', created: unixNow(service), object: intentObject(pi) });
+  const answers = await Promise.all([deliver(event), deliver(event), deliver(event)]);
+  assert.equal(answers.map((a) => a.status), [200, 200, 200]);
+  await paymentOf(pi, 'paid');
+  assert.is((await deliver(event)).status, 200);
+  assert.is((await inboxRows(event.id)).length, 1);
+  assert.is((await payments()).items.filter((item) => item.reference === pi).length, 1);
+});
+
+test('checkout session then its payment intent: one payment, keyed by the payment intent', async () => {
+  const { pi, cs } = ids();
+  const now = unixNow(service);
+  const session = { id: cs, object: 'checkout.session', amount_total: 1200, currency: 'usd', payment_status: 'unpaid', payment_intent: null, mode: 'payment' };
+  await deliver(stripeEvent({ type: 'checkout.session.completed', created: now, object: session }));
+  // An async payment method: the session completed, the money has not arrived.
+  await paymentOf(cs, 'pending');
+  await deliver(stripeEvent({ type: 'checkout.session.async_payment_succeeded', created: now + 5, object: { ...session, payment_status: 'paid', payment_intent: pi } }));
+  const paid = await paymentOf(pi, 'paid');
+  assert.is(paid.amount, 1200);
+  assert.is(paid.currency, 'usd');
+  const items = (await payments()).items;
+  assert.not.ok(items.some((item) => item.reference === cs), 'the session-keyed row was merged into the payment intent');
+});
+
+test('every listed event type maps to its status', async () => {
+  const now = unixNow(service);
+  const cases: Array<[string, string, (r: ReturnType<typeof ids>) => Record<string, unknown>, (r: ReturnType<typeof ids>) => string]> = [
+    ['checkout.session.completed', 'paid', (r) => ({ id: r.cs, object: 'checkout.session', payment_intent: r.pi, amount_total: 100, currency: 'eur', payment_status: 'paid' }), (r) => r.pi],
+    ['checkout.session.async_payment_failed', 'failed', (r) => ({ id: r.cs, object: 'checkout.session', payment_intent: r.pi, amount_total: 100, currency: 'eur', payment_status: 'unpaid' }), (r) => r.pi],
+    ['checkout.session.expired', 'expired', (r) => ({ id: r.cs, object: 'checkout.session', payment_intent: null, amount_total: 100, currency: 'eur', status: 'expired' }), (r) => r.cs],
+    ['payment_intent.payment_failed', 'failed', (r) => ({ ...intentObject(r.pi), status: 'requires_payment_method' }), (r) => r.pi],
+    ['charge.refunded', 'refunded', (r) => ({ id: r.ch, object: 'charge', payment_intent: r.pi, amount: 100, amount_refunded: 100, refunded: true, currency: 'eur' }), (r) => r.pi],
+  ];
+  for (const [type, status, object, reference] of cases) {
+    const r = ids();
+    assert.is((await deliver(stripeEvent({ type, created: now, object: object(r) }))).status, 200, type);
+    await paymentOf(reference(r), status);
+  }
+});
+
+test('an older event never undoes a newer state, and refunded is final', async () => {
+  const { pi, ch } = ids();
+  const now = unixNow(service);
+  await deliver(stripeEvent({ type: 'payment_intent.succeeded', created: now, object: intentObject(pi) }));
+  await paymentOf(pi, 'paid');
+  const olderFailure = stripeEvent({ type: 'payment_intent.payment_failed', created: now - 60, object: intentObject(pi) });
+  await deliver(olderFailure);
+  await eventually('the older failure processed', async () => (await inboxRows(olderFailure.id))[0]?.state === 'processed', 10_000);
+  assert.is((await paymentOf(pi)).status, 'paid');
+
+  await deliver(stripeEvent({ type: 'charge.refunded', created: now + 10, object: { id: ch, object: 'charge', payment_intent: pi, amount: 2500, amount_refunded: 2500, refunded: true, currency: 'eur' } }));
+  await paymentOf(pi, 'refunded');
+  const late = stripeEvent({ type: 'payment_intent.succeeded', created: now + 20, object: intentObject(pi) });
+  await deliver(late);
+  await eventually('the late success processed', async () => (await inboxRows(late.id))[0]?.state === 'processed', 10_000);
+  assert.is((await paymentOf(pi)).status, 'refunded');
+});
+
+test('events of other types are kept and ignored with a reason', async () => {
+  const event = stripeEvent({ type: 'customer.created', created: unixNow(service), object: { id: 'cus_1', object: 'customer' } });
+  assert.is((await deliver(event)).status, 200);
+  const row = await eventually('the event ignored', async () => (await inboxRows(event.id)).find((r) => r.state === 'ignored'), 10_000);
+  assert.match(row.reason ?? '', /customer\.created/);
+});
+
+test('a wrong secret, a missing or malformed header are 401 and nothing is kept', async () => {
+  const event = stripeEvent({ type: 'payment_intent.succeeded', created: unixNow(service), object: intentObject(ids().pi) });
+  const payload = JSON.stringify(event);
+  const forged = await deliver(event, { secret: 'whsec_attacker_guess' });
+  assert.is(forged.status, 401);
+  assert.is(forged.body.code, 'INVALID_SIGNATURE');
+  assert.is(forged.body.success, false);
+  const missing = await post(service, path(), payload, { 'content-type': 'application/json' });
+  assert.is(missing.status, 401);
+  const garbageHeader = await post(service, path(), payload, { 'stripe-signature': 'garbage' });
+  assert.is(garbageHeader.status, 401);
+  // The signature of another body does not carry over to this one.
+  const tampered = stripeHeaders(payload, SECRET, unixNow(service));
+  const changed = await post(service, path(), payload.replace('"succeeded"', '"failed"'), tampered);
+  assert.is(changed.status, 401);
+  assert.is((await inboxRows(event.id)).length, 0);
+});
+
+test('a signature older (or newer) than 300 s is 401', async () => {
+  const event = stripeEvent({ type: 'payment_intent.succeeded', created: unixNow(service), object: intentObject(ids().pi) });
+  assert.is((await deliver(event, { timestamp: unixNow(service) - 301 })).status, 401);
+  assert.is((await deliver(event, { timestamp: unixNow(service) + 301 })).status, 401);
+  // The service's clock decides: moving it makes a fresh signature stale.
+  const timestamp = unixNow(service);
+  service.clock.advance(299_000);
+  assert.is((await deliver(event, { timestamp })).status, 200);
+  service.clock.advance(2_000);
+  assert.is((await deliver(event, { timestamp })).status, 401);
+  service.clock.set(new Date());
+});
+
+test('an unknown site is 404', async () => {
+  const event = stripeEvent({ type: 'payment_intent.succeeded', created: unixNow(service), object: intentObject(ids().pi) });
+  const res = await deliver(event, { site: 'site_doesnotexist' });
+  assert.is(res.status, 404);
+  assert.is(res.body.code, 'NOT_FOUND');
+});
+
+test('a valid signature over malformed JSON is 400 and nothing is kept', async () => {
+  const before = await service.deps.db.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_inbox`);
+  for (const payload of ['{"id": "evt_1", "type": ', '[1,2,3]', '{"id":"evt_x","type":"payment_intent.succeeded"}', '']) {
+    const res = await post(service, path(), payload, stripeHeaders(payload, SECRET, unixNow(service)));
+    assert.is(res.status, 400, payload);
+    assert.is(res.body.code, 'INVALID_PAYLOAD');
+  }
+  const after = await service.deps.db.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_inbox`);
+  assert.is(after[0].n, before[0].n);
+});
+
+test('garbage bodies without a signature are 401', async () => {
+  const res = await post(service, path(), randomBytes(2048), { 'content-type': 'application/octet-stream' });
+  assert.is(res.status, 401);
+});
+
+test('a body over 1 MiB is 413, whether declared or streamed', async () => {
+  const event = stripeEvent({ type: 'payment_intent.succeeded', created: unixNow(service), object: { ...intentObject(ids().pi), padding: 'x'.repeat(1024 * 1024) } });
+  const payload = JSON.stringify(event);
+  const declared = await post(service, path(), payload, stripeHeaders(payload, SECRET, unixNow(service)));
+  assert.is(declared.status, 413);
+  assert.is(declared.body.code, 'PAYLOAD_TOO_LARGE');
+  const bytes = Buffer.from(payload);
+  const stream = new ReadableStream({
+    start(controller) {
+      for (let i = 0; i < bytes.length; i += 64 * 1024) controller.enqueue(bytes.subarray(i, i + 64 * 1024));
+      controller.close();
+    },
+  });
+  const streamed = await fetch(service.url + path(), {
+    method: 'POST',
+    body: stream,
+    headers: stripeHeaders(payload, SECRET, unixNow(service)),
+    duplex: 'half',
+  } as RequestInit);
+  assert.is(streamed.status, 413);
+  // Exactly 1 MiB is still accepted by the reader (and then judged by its signature).
+  const atLimit = Buffer.alloc(1024 * 1024, 0x20);
+  assert.is((await post(service, path(), atLimit, { 'stripe-signature': 't=1,v1=00' })).status, 401);
+});
+
+test('another method on a webhook path is 405', async () => {
+  const res = await request(service.url, 'GET', path());
+  assert.is(res.status, 405);
+  assert.is(res.body.code, 'METHOD_NOT_ALLOWED');
+  assert.is(res.headers.get('allow'), 'POST');
+});
+
+test('when the database cannot take the delivery the answer is 503, so Stripe retries', async () => {
+  const event = stripeEvent({ type: 'payment_intent.succeeded', created: unixNow(service), object: intentObject(ids().pi) });
+  const db = service.deps.db;
+  // A real refusal by the database between the (cached) secret lookup and the commit: for
+  // the moment, the inbox accepts no new row.
+  await db.query('ALTER TABLE webhook_inbox ADD CONSTRAINT test_refuse_all CHECK (false) NOT VALID');
+  try {
+    const res = await deliver(event);
+    assert.is(res.status, 503);
+    assert.is(res.body.code, 'SERVICE_UNAVAILABLE');
+    assert.not.match(res.text, /test_refuse_all|violates/);
+  } finally {
+    await db.query('ALTER TABLE webhook_inbox DROP CONSTRAINT test_refuse_all');
+  }
+  assert.is((await deliver(event)).status, 200, 'the provider retry is kept once the database takes it');
+  const kept = await db.query(`SELECT 1 FROM webhook_inbox WHERE provider = 'payment' AND external_id = $1`, [event.id]);
+  assert.is(kept.length, 1);
+});
+
+test('the signing secret never appears in logs or answers', async () => {
+  const list = await caller.sites.list();
+  assert.not.match(JSON.stringify(list), SECRET);
+  assert.not.match(service.logs.text(), SECRET);
+  const [row] = await service.deps.db.query<{ secret_sealed: string }>('SELECT secret_sealed FROM sites WHERE site_key = $1', [siteKey]);
+  assert.not.match(row.secret_sealed, SECRET);
+});
+
+test.run();
