@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { request, type TestService } from './helpers/service.ts';
+import type { TestService } from './helpers/service.ts';
+import { data, trpcOver, type TrpcHttp } from './helpers/trpc-http.ts';
 import { createAccount, post, startWithOwner, telegramHeaders, telegramUpdate, type TestAccount } from './helpers/webhook-fixtures.ts';
 
 // The sites, channels and notifications procedures over tRPC's HTTP protocol (plain JSON,
@@ -10,30 +11,19 @@ import { createAccount, post, startWithOwner, telegramHeaders, telegramUpdate, t
 let service: TestService;
 let alice: TestAccount;
 let bob: TestAccount;
+let mutation: TrpcHttp['mutation'];
+let query: TrpcHttp['query'];
 
 test.before(async () => {
   ({ service, owner: alice } = await startWithOwner({}, 'alice'));
   bob = await createAccount(service, 'bob');
+  ({ mutation, query } = trpcOver(service));
 });
 
 test.after(async () => {
   await service?.close();
 });
 
-async function mutation(account: TestAccount | undefined, path: string, input?: unknown) {
-  const headers: Record<string, string> = account ? { authorization: `Bearer ${account.token}` } : {};
-  // No input: tRPC's own client posts an empty JSON body.
-  if (input === undefined) return request(service.url, 'POST', `/trpc/${path}`, { headers: { ...headers, 'content-type': 'application/json' }, body: '' });
-  return request(service.url, 'POST', `/trpc/${path}`, { headers, json: input });
-}
-
-async function query(account: TestAccount | undefined, path: string, input?: unknown) {
-  const headers: Record<string, string> = account ? { authorization: `Bearer ${account.token}` } : {};
-  const search = input === undefined ? '' : `?input=${encodeURIComponent(JSON.stringify(input))}`;
-  return request(service.url, 'GET', `/trpc/${path}${search}`, { headers });
-}
-
-const data = (res: { body: any }) => res.body.result.data;
 
 test('sites.create returns a site key and the public webhook URL; list shows it', async () => {
   const res = await mutation(alice, 'sites.create', { name: '  Alice shop  ', paymentWebhookSecret: 'whsec_alice_0123456789' });

@@ -92,8 +92,15 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
             applicationName: AUTH_CACHE_APPLICATION_NAME,
             label: 'auth cache',
             logger,
-            onListening: authCache.listening,
-            onLost: authCache.lost,
+            // Notices missed while the connection was down may have named changed secrets.
+            onListening: () => {
+              webhookSecrets.clear();
+              authCache.listening();
+            },
+            onLost: () => {
+              authCache.lost();
+              webhookSecrets.clear();
+            },
             onNotification: onAccountNotice,
           })
         : undefined;

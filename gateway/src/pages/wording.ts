@@ -29,6 +29,12 @@ const EVENT_LABELS: Record<string, string> = {
   'email.change_requested': 'E-mail change requested',
   'email.changed': 'E-mail address changed',
   'account.deleted': 'Account deleted',
+  'site.created': 'Checkout site added',
+  'site.updated': 'Checkout site changed',
+  'site.deleted': 'Checkout site removed',
+  'channel.created': 'Chat channel added',
+  'channel.updated': 'Chat channel changed',
+  'channel.deleted': 'Chat channel removed',
 };
 
 /** An activity event as a sentence fragment; operators' events keep their code. */

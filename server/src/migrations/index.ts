@@ -9,6 +9,7 @@ import * as boundSecrets from './0004-bound-secrets.ts';
 import * as accountLifecycle from './0005-account-lifecycle.ts';
 import * as operatorSurface from './0006-operator-surface.ts';
 import * as dataKeyCheck from './0007-data-key-check.ts';
+import * as webhookSecretNotify from './0008-webhook-secret-notify.ts';
 
 export type { Migration, MigrationContext } from './context.ts';
 
@@ -21,6 +22,7 @@ export const MIGRATIONS = [
   { name: '0005-account-lifecycle', ...accountLifecycle },
   { name: '0006-operator-surface', ...operatorSurface },
   { name: '0007-data-key-check', ...dataKeyCheck },
+  { name: '0008-webhook-secret-notify', ...webhookSecretNotify },
 ];
 
 const MIGRATION_NAMES = MIGRATIONS.map((migration) => migration.name);

@@ -96,6 +96,13 @@ export const AUDIT_EVENTS = [
   'email.change_requested',
   'email.changed',
   'account.deleted',
+  // The account's sites and channels: the secrets that prove its webhook deliveries.
+  'site.created',
+  'site.updated',
+  'site.deleted',
+  'channel.created',
+  'channel.updated',
+  'channel.deleted',
   // Operators' actions (server/src/admin), each in the acting admin's log (the CLI's without an account).
   'admin.inbox_read',
   'admin.delivery_read',

@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { authedProcedure, router } from '../../trpc.ts';
-import { channelIdInput, channelListOutput, createChannelInput, createChannelOutput, messageListOutput } from './channels.schemas.ts';
+import { successOutput } from '../auth/auth.schemas.ts';
+import {
+  channelIdInput,
+  channelListOutput,
+  createChannelInput,
+  createChannelOutput,
+  messageListOutput,
+  updateChannelInput,
+  updateChannelOutput,
+} from './channels.schemas.ts';
 import * as channels from './channels.service.ts';
 
 /** Visitor-bot channels; each is visible only to the account that made it. */
@@ -8,12 +17,22 @@ export const channelsRouter = router({
   create: authedProcedure
     .input(createChannelInput)
     .output(createChannelOutput)
-    .mutation(({ ctx, input }) => channels.createChannel(ctx.deps, ctx.auth.account.id, input)),
+    .mutation(({ ctx, input }) => channels.createChannel(ctx.deps, ctx.auth.account.id, input, ctx.request)),
 
   list: authedProcedure
     .input(z.void())
     .output(channelListOutput)
     .query(({ ctx }) => channels.listChannels(ctx.deps, ctx.auth.account.id)),
+
+  update: authedProcedure
+    .input(updateChannelInput)
+    .output(updateChannelOutput)
+    .mutation(({ ctx, input }) => channels.updateChannel(ctx.deps, ctx.auth.account.id, input, ctx.request)),
+
+  delete: authedProcedure
+    .input(channelIdInput)
+    .output(successOutput)
+    .mutation(({ ctx, input }) => channels.deleteChannel(ctx.deps, ctx.auth.account.id, input.channelId, ctx.request)),
 
   messages: authedProcedure
     .input(channelIdInput)

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import type { RequestInfo } from '../../context.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors.ts';
 import { randomToken, type SealedPlace } from '../../lib/crypto.ts';
 import { isUuid } from '../../lib/text.ts';
+import { recordEvent } from '../auth/auth.audit.ts';
 import { LIST_LIMIT } from '../lists.ts';
-import type { CreateChannelInput, Platform } from './channels.schemas.ts';
+import type { CreateChannelInput, Platform, UpdateChannelInput } from './channels.schemas.ts';
 
 /** Where a channel's sealed bot token and secret token live: each opens only there. */
 const channelSecretPlaces = (channelId: string): Record<'botToken' | 'secretToken', SealedPlace> => ({
@@ -16,44 +18,103 @@ function webhookUrl(deps: Deps, platform: Platform, channelId: string): string {
   return `${deps.config.publicUrl}/${platform}/bot/${channelId}`;
 }
 
-/**
- * The secret token (messenger one only) is returned this once, for the owner's setWebhook
- * call: 32 random bytes in base64url, which is within Telegram's allowed A-Z a-z 0-9 _ -.
- */
-export async function createChannel(deps: Deps, accountId: number, input: CreateChannelInput) {
+/** 32 random bytes in base64url: within Telegram's allowed A-Z a-z 0-9 _ - for secret_token. */
+const newSecretToken = () => randomToken(32);
+
+/** The secret token (messengerone only) is returned this once, for the owner's setWebhook call. */
+export async function createChannel(deps: Deps, accountId: number, input: CreateChannelInput, request: RequestInfo) {
   const channelId = randomUUID();
-  const secretToken = input.platform === 'messengerone' ? randomToken(32) : null;
+  const secretToken = input.platform === 'messengerone' ? newSecretToken() : null;
   const places = channelSecretPlaces(channelId);
-  await deps.db.query(
-    `INSERT INTO channels (id, account_id, platform, name, bot_token_sealed, secret_sealed, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [
-      channelId,
-      accountId,
-      input.platform,
-      input.name,
-      deps.secretBox.seal(input.botToken, places.botToken),
-      secretToken && deps.secretBox.seal(secretToken, places.secretToken),
-      deps.clock.now(),
-    ],
-  );
+  await deps.db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO channels (id, account_id, platform, name, bot_token_sealed, secret_sealed, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [
+        channelId,
+        accountId,
+        input.platform,
+        input.name,
+        deps.secretBox.seal(input.botToken, places.botToken),
+        secretToken && deps.secretBox.seal(secretToken, places.secretToken),
+        deps.clock.now(),
+      ],
+    );
+    await recordEvent(tx, deps.clock, 'channel.created', { accountId }, request, { channel_id: channelId, platform: input.platform });
+  });
   return { channelId, webhookUrl: webhookUrl(deps, input.platform, channelId), secretToken };
 }
 
+type ChannelRow = { id: string; platform: Platform; name: string; created_at: Date };
+
+const channelItem = (deps: Deps, row: ChannelRow) => ({
+  channelId: row.id,
+  platform: row.platform,
+  name: row.name,
+  webhookUrl: webhookUrl(deps, row.platform, row.id),
+  createdAt: row.created_at.toISOString(),
+});
+
 export async function listChannels(deps: Deps, accountId: number) {
-  const rows = await deps.db.query<{ id: string; platform: Platform; name: string; created_at: Date }>(
-    'SELECT id, platform, name, created_at FROM channels WHERE account_id = $1 ORDER BY created_at, id',
-    [accountId],
-  );
-  return {
-    items: rows.map((row) => ({
-      channelId: row.id,
-      platform: row.platform,
-      name: row.name,
-      webhookUrl: webhookUrl(deps, row.platform, row.id),
-      createdAt: row.created_at.toISOString(),
-    })),
-  };
+  const rows = await deps.db.query<ChannelRow>('SELECT id, platform, name, created_at FROM channels WHERE account_id = $1 ORDER BY created_at, id', [accountId]);
+  return { items: rows.map((row) => channelItem(deps, row)) };
+}
+
+/** Another account's channel answers exactly like a missing one; an id that is not a UUID cannot exist. */
+const noSuchChannel = () => new AppError('NOT_FOUND', 'No such channel.');
+
+/**
+ * Renames the channel, replaces its bot token, or gives it a new secret token. Deliveries
+ * are checked against the new secrets from the commit on, on every instance (the channels
+ * trigger of migration 0008 tells the others). A new secret token is returned this once:
+ * until the owner's setWebhook passes it to Telegram, Telegram's deliveries are refused with
+ * 401 and it retries them.
+ */
+export async function updateChannel(deps: Deps, accountId: number, input: UpdateChannelInput, request: RequestInfo) {
+  if (!isUuid(input.channelId)) throw noSuchChannel();
+  const id = input.channelId.toLowerCase();
+  const places = channelSecretPlaces(id);
+  const { row, secretToken } = await deps.db.transaction(async (tx) => {
+    const [current] = await tx.query<{ platform: Platform }>('SELECT platform FROM channels WHERE id = $1 AND account_id = $2 FOR UPDATE', [id, accountId]);
+    if (!current) throw noSuchChannel();
+    if (input.rotateSecretToken && current.platform !== 'messengerone') {
+      throw new AppError('VALIDATION_FAILED', 'Only messengerone channels have a secret token.', {
+        issues: [{ path: 'rotateSecretToken', message: 'messengertwo deliveries are signed with the bot token: replace botToken instead' }],
+      });
+    }
+    const secretToken = input.rotateSecretToken ? newSecretToken() : null;
+    const [updated] = await tx.query<ChannelRow>(
+      `UPDATE channels SET name = COALESCE($2, name), bot_token_sealed = COALESCE($3, bot_token_sealed), secret_sealed = COALESCE($4, secret_sealed)
+       WHERE id = $1 RETURNING id, platform, name, created_at`,
+      [
+        id,
+        input.name ?? null,
+        input.botToken === undefined ? null : deps.secretBox.seal(input.botToken, places.botToken),
+        secretToken && deps.secretBox.seal(secretToken, places.secretToken),
+      ],
+    );
+    const changed = [input.name !== undefined && 'name', input.botToken !== undefined && 'bot_token', secretToken !== null && 'secret_token'].filter(Boolean);
+    await recordEvent(tx, deps.clock, 'channel.updated', { accountId }, request, { channel_id: id, changed });
+    return { row: updated, secretToken };
+  });
+  deps.webhookSecrets.evictGroup(accountId);
+  return { ...channelItem(deps, row), secretToken };
+}
+
+/**
+ * Deletes the channel and its messages. Its webhook URL answers 404 from then on, and
+ * deliveries already kept are marked ignored when they are processed.
+ */
+export async function deleteChannel(deps: Deps, accountId: number, channelId: string, request: RequestInfo) {
+  if (!isUuid(channelId)) throw noSuchChannel();
+  const id = channelId.toLowerCase();
+  await deps.db.transaction(async (tx) => {
+    const [channel] = await tx.query('DELETE FROM channels WHERE id = $1 AND account_id = $2 RETURNING id', [id, accountId]);
+    if (!channel) throw noSuchChannel();
+    await recordEvent(tx, deps.clock, 'channel.deleted', { accountId }, request, { channel_id: id });
+  });
+  deps.webhookSecrets.evictGroup(accountId);
+  return { success: true as const };
 }
 
 type MessageRow = { conversation_id: string; external_user_id: string; text: string; created_at: Date };
@@ -63,7 +124,7 @@ export async function listMessages(deps: Deps, accountId: number, channelId: str
   const [channel] = isUuid(channelId)
     ? await deps.db.query('SELECT id FROM channels WHERE id = $1 AND account_id = $2', [channelId, accountId])
     : [];
-  if (!channel) throw new AppError('NOT_FOUND', 'No such channel.');
+  if (!channel) throw noSuchChannel();
   const rows = await deps.db.query<MessageRow>(
     `SELECT conversation_id, external_user_id, text, created_at FROM (
        SELECT * FROM channel_messages WHERE channel_id = $1 ORDER BY created_at DESC, id DESC LIMIT ${LIST_LIMIT}

@@ -1,8 +1,10 @@
+import type { RequestInfo } from '../../context.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors.ts';
 import { randomToken, type SealedPlace } from '../../lib/crypto.ts';
+import { recordEvent } from '../auth/auth.audit.ts';
 import { LIST_LIMIT } from '../lists.ts';
-import type { CreateSiteInput, PaymentStatus } from './sites.schemas.ts';
+import type { CreateSiteInput, PaymentStatus, UpdateSiteInput } from './sites.schemas.ts';
 
 /** Where a site's sealed signing secret lives: it opens only there. */
 const siteSecretPlace = (siteKey: string): SealedPlace => ({ column: 'sites.secret_sealed', row: siteKey });
@@ -12,28 +14,66 @@ function webhookUrl(deps: Deps, siteKey: string): string {
 }
 
 /** The site key is public (it is in the webhook URL); the signing secret is what proves a delivery. */
-export async function createSite(deps: Deps, accountId: number, input: CreateSiteInput) {
+export async function createSite(deps: Deps, accountId: number, input: CreateSiteInput, request: RequestInfo) {
   const siteKey = `site_${randomToken(18)}`;
-  await deps.db.query(
-    'INSERT INTO sites (site_key, account_id, name, secret_sealed, created_at) VALUES ($1, $2, $3, $4, $5)',
-    [siteKey, accountId, input.name, deps.secretBox.seal(input.paymentWebhookSecret, siteSecretPlace(siteKey)), deps.clock.now()],
-  );
+  await deps.db.transaction(async (tx) => {
+    await tx.query(
+      'INSERT INTO sites (site_key, account_id, name, secret_sealed, created_at) VALUES ($1, $2, $3, $4, $5)',
+      [siteKey, accountId, input.name, deps.secretBox.seal(input.paymentWebhookSecret, siteSecretPlace(siteKey)), deps.clock.now()],
+    );
+    await recordEvent(tx, deps.clock, 'site.created', { accountId }, request, { site_key: siteKey });
+  });
   return { siteKey, webhookUrl: webhookUrl(deps, siteKey) };
 }
 
+type SiteRow = { site_key: string; name: string; created_at: Date };
+
+const siteItem = (deps: Deps, row: SiteRow) => ({
+  siteKey: row.site_key,
+  name: row.name,
+  webhookUrl: webhookUrl(deps, row.site_key),
+  createdAt: row.created_at.toISOString(),
+});
+
 export async function listSites(deps: Deps, accountId: number) {
-  const rows = await deps.db.query<{ site_key: string; name: string; created_at: Date }>(
-    'SELECT site_key, name, created_at FROM sites WHERE account_id = $1 ORDER BY created_at, id',
-    [accountId],
-  );
-  return {
-    items: rows.map((row) => ({
-      siteKey: row.site_key,
-      name: row.name,
-      webhookUrl: webhookUrl(deps, row.site_key),
-      createdAt: row.created_at.toISOString(),
-    })),
-  };
+  const rows = await deps.db.query<SiteRow>('SELECT site_key, name, created_at FROM sites WHERE account_id = $1 ORDER BY created_at, id', [accountId]);
+  return { items: rows.map((row) => siteItem(deps, row)) };
+}
+
+/**
+ * Renames the site or replaces its signing secret. Deliveries are checked against the new
+ * secret from the commit on, on every instance: the sites trigger (migration 0008) tells the
+ * others to drop their copy, and this one drops its own at once.
+ */
+export async function updateSite(deps: Deps, accountId: number, input: UpdateSiteInput, request: RequestInfo) {
+  const sealed = input.paymentWebhookSecret === undefined ? null : deps.secretBox.seal(input.paymentWebhookSecret, siteSecretPlace(input.siteKey));
+  const row = await deps.db.transaction(async (tx) => {
+    const [site] = await tx.query<SiteRow>(
+      `UPDATE sites SET name = COALESCE($3, name), secret_sealed = COALESCE($4, secret_sealed)
+       WHERE site_key = $1 AND account_id = $2 RETURNING site_key, name, created_at`,
+      [input.siteKey, accountId, input.name ?? null, sealed],
+    );
+    if (!site) throw new AppError('NOT_FOUND', 'No such site.');
+    const changed = [input.name !== undefined && 'name', sealed !== null && 'payment_webhook_secret'].filter(Boolean);
+    await recordEvent(tx, deps.clock, 'site.updated', { accountId }, request, { site_key: site.site_key, changed });
+    return site;
+  });
+  deps.webhookSecrets.evictGroup(accountId);
+  return siteItem(deps, row);
+}
+
+/**
+ * Deletes the site and its payments. Its webhook URL answers 404 from then on (Stripe stops
+ * after its retries), and deliveries already kept are marked ignored when they are processed.
+ */
+export async function deleteSite(deps: Deps, accountId: number, siteKey: string, request: RequestInfo) {
+  await deps.db.transaction(async (tx) => {
+    const [site] = await tx.query('DELETE FROM sites WHERE site_key = $1 AND account_id = $2 RETURNING id', [siteKey, accountId]);
+    if (!site) throw new AppError('NOT_FOUND', 'No such site.');
+    await recordEvent(tx, deps.clock, 'site.deleted', { accountId }, request, { site_key: siteKey });
+  });
+  deps.webhookSecrets.evictGroup(accountId);
+  return { success: true as const };
 }
 
 type PaymentRow = { reference: string; status: PaymentStatus; amount: string | null; currency: string | null; updated_at: Date };

@@ -21,20 +21,23 @@ export function createWebhookIntake(deps: Deps): WebhookIntake {
   /**
    * The scope as kept and its secret; a scope that cannot exist, or has no secret, is a 404.
    * Decrypted site and channel secrets come from deps.webhookSecrets, so a burst of
-   * deliveries does one lookup and one decryption; an account's deletion evicts them (on
-   * every instance, by NOTIFY), and unknown scopes are not kept, so a new site works at once.
+   * deliveries does one lookup and one decryption; a change to a site, a channel or their
+   * account evicts them (on every instance, by NOTIFY), and unknown scopes are not kept, so a
+   * new site works at once. Without the notices (AUTH_CACHE=off, or the listener down) a
+   * changed secret would go unseen here, so every delivery looks its secret up; the embedded
+   * database has one process, which evicts its own changes.
    */
   async function secretFor(provider: AnyWebhookProvider, rawScope: string): Promise<{ scope: string; secret: unknown }> {
     if (!provider.scope) return { scope: '', secret: (await provider.secret(deps, ''))?.secret };
     const scope = provider.scope(rawScope);
-    const found =
-      scope === undefined
-        ? undefined
-        : await deps.webhookSecrets.getOrLoad(`${provider.name}:${scope}`, async () => {
-            const loaded = await provider.secret(deps, scope);
-            return loaded && { secret: loaded.secret, accountId: loaded.accountId ?? 0 };
-          });
-    if (scope === undefined || found === undefined) throw new AppError('NOT_FOUND', provider.notFound);
+    if (scope === undefined) throw new AppError('NOT_FOUND', provider.notFound);
+    const load = async () => {
+      const loaded = await provider.secret(deps, scope);
+      return loaded && { secret: loaded.secret, accountId: loaded.accountId ?? 0 };
+    };
+    const cached = deps.db.embedded || deps.authCache.enabled;
+    const found = cached ? await deps.webhookSecrets.getOrLoad(`${provider.name}:${scope}`, load) : await load();
+    if (found === undefined) throw new AppError('NOT_FOUND', provider.notFound);
     return { scope, secret: found.secret };
   }
 
