@@ -9,7 +9,7 @@ import { request, startTestService, type TestService } from './helpers/service.t
 import { callerFor, paddleEvent, paddleHeaders, post, unixNow, viberHeaders, viberMessage, viberToken } from './helpers/webhook-fixtures.ts';
 import { eventually } from './helpers/wait.ts';
 
-// The operator surface over REST (contract section 9): admin.* for role admin only, the
+// The operator surface over REST (docs/API.md, Operator API): admin.* for role admin only, the
 // inbox read and replayed through the same exactly-once path as a first delivery.
 
 const onServer = Boolean(process.env.DATABASE_URL);

@@ -21,7 +21,7 @@ import {
   viberToken,
 } from './helpers/webhook-fixtures.ts';
 
-// POST /api/v1/auth/account/delete (contract section 7): with the password, the account and
+// POST /api/v1/auth/account/delete (docs/API.md, Account lifecycle): with the password, the account and
 // everything it owns go in one transaction; billing keeps its subscriptions without the
 // account; the address may register again; later deliveries naming the account are ignored.
 
@@ -225,7 +225,7 @@ test('a missing or malformed body is 400 VALIDATION_FAILED (naming password when
     headers: { ...bearer(account.token), 'content-type': 'application/json' },
     body: '{"password": "correct horse',
   });
-  // Bytes that are not JSON at all: the gateway's 400 for every route (contract section 2).
+  // Bytes that are not JSON at all: the gateway's 400 for every route (docs/API.md, Validation).
   assertError(garbage, 400, 'INVALID_JSON');
   assert.equal(await owned(service, account.user.id, siteIds, channelIds), before);
   assert.is((await me(service, bearer(account.token))).status, 200);

@@ -5,7 +5,7 @@ import { AUTH, PASSWORD, assertError, bearer, login, loginFrom, me, nextMail, re
 import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 
-// GET /api/v1/auth/activity (contract section 7): the account's audit events, newest first,
+// GET /api/v1/auth/activity (docs/API.md, Account lifecycle): the account's audit events, newest first,
 // at most 100, written in the transaction of the change they record, kept AUDIT_RETENTION_DAYS.
 
 const MINUTE = 60_000;

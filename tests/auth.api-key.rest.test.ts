@@ -5,7 +5,7 @@ import { AUTH, assertError, bearer, issuePaths, login, me, nextMail, registerAnd
 import { request, startTestService, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
-// POST /api/v1/auth/api-key/rotate (contract section 7): a new key at once, the old one for
+// POST /api/v1/auth/api-key/rotate (docs/API.md, Account lifecycle): a new key at once, the old one for
 // grace_seconds more, on every instance; afterwards nothing of the old key is kept.
 
 const onServer = Boolean(process.env.DATABASE_URL);

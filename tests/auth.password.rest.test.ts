@@ -494,7 +494,7 @@ limited.after(async ({ service }) => {
 
 const forgotFrom = (service: TestService, ip: string, email: string) => requestFrom(ip, service.url, 'POST', `${AUTH}/password/forgot`, { json: { email } });
 
-/** A 429 with the contract body; returns its Retry-After. */
+/** A 429 with the error body; returns its Retry-After. */
 function assertLimited(result: HttpResult): string {
   assertError(result, 429, 'RATE_LIMITED');
   const retryAfter = result.headers.get('retry-after');

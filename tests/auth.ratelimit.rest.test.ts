@@ -24,7 +24,7 @@ const resendFrom = (service: TestService, ip: string, email: string) =>
   requestFrom(ip, service.url, 'POST', `${AUTH}/resend-verification`, { json: { email } });
 
 /**
- * A 429 with the contract body and a Retry-After of exactly `seconds`. The service clock
+ * A 429 with the error body and a Retry-After of exactly `seconds`. The service clock
  * only moves when a test moves it, so a window that opened at the current time has all of
  * its length left: a rule's Retry-After is its window unless the clock was advanced since.
  */

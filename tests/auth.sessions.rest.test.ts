@@ -5,7 +5,7 @@ import { AUTH, assertError, bearer, issuePaths, login, me, registerAndVerify, re
 import { request, startTestService, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
-// GET /sessions, DELETE /sessions/{id}, POST /sessions/revoke-all (contract section 7), and
+// GET /sessions, DELETE /sessions/{id}, POST /sessions/revoke-all (docs/API.md, Account lifecycle), and
 // how a session's last use is recorded: never by the request that uses it.
 
 const onServer = Boolean(process.env.DATABASE_URL);

@@ -118,6 +118,22 @@ const RUN_MJS = `const { whoAmI } = await import('./build/main.js');
 console.log(JSON.stringify(await whoAmI(process.argv[2], process.argv[3])));
 `;
 
+/**
+ * The files of client/README.md's complete example, each the code block after its
+ * `<!-- example: name -->` line, so the README is checked as a frontend would copy it.
+ */
+function readmeExamples(): Record<string, string> {
+  const readme = readFileSync(join(root, 'client/README.md'), 'utf8');
+  const blocks = [...readme.matchAll(/<!-- example: (\S+) -->\n```\w*\n([\s\S]*?)```/g)];
+  return Object.fromEntries(blocks.map((match) => [match[1], match[2]]));
+}
+
+const README = readmeExamples();
+/** Where the README's src/main.ts goes in the test project, beside the project's own main.ts. */
+const README_MAIN = 'src/readme-example.ts';
+/** The service address the README's example calls; the test points it at its own service. */
+const README_URL = "'http://localhost:3000/trpc'";
+
 test.before((context) => {
   context.dir = realpathSync(mkdtempSync(join(tmpdir(), 'gatehouse-client-package-')));
   context.app = join(context.dir, 'frontend');
@@ -155,6 +171,19 @@ test('npm pack ./client holds the build, a README and package.json, at the root 
   assert.is(manifest.dependencies, undefined);
 });
 
+test("the README's package.json and tsconfig.json are this project's, and name the tarball npm pack wrote", ({ tarball }) => {
+  assert.equal(Object.keys(README).sort(), ['output', 'package.json', 'src/main.ts', 'tsconfig.json']);
+  assert.equal(JSON.parse(README['tsconfig.json']), TSCONFIG);
+  const manifest = JSON.parse(README['package.json']);
+  const peers = JSON.parse(readFileSync(join(root, 'client/package.json'), 'utf8')).peerDependencies;
+  assert.is(manifest.type, 'module');
+  assert.equal(manifest.dependencies, { '@gatehouse/client': `file:../gatehouse/${basename(tarball)}`, ...peers });
+  const readme = readFileSync(join(root, 'client/README.md'), 'utf8');
+  const install = `npm install ../gatehouse/${basename(tarball)} @trpc/client@${peers['@trpc/client']} @trpc/server@${peers['@trpc/server']}`;
+  assert.ok(readme.includes(install), `the README's install line is: ${install}`);
+  assert.ok(README['src/main.ts'].includes(README_URL), `the README's example calls ${README_URL}`);
+});
+
 test('the tarball installs into a frontend project with no network and a cold npm cache', async ({ dir, app, tarball }) => {
   // The peers come packed from the repository's own node_modules: copies, not links, so the
   // frontend type-checks files inside itself, as it would after a registry install.
@@ -170,6 +199,7 @@ test('the tarball installs into a frontend project with no network and a cold np
   writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
   writeFileSync(join(app, 'tsconfig.wrong.json'), JSON.stringify({ extends: './tsconfig.json', include: ['wrong'] }));
   writeFileSync(join(app, 'src/main.ts'), MAIN_TS);
+  writeFileSync(join(app, README_MAIN), README['src/main.ts']);
   writeFileSync(join(app, 'wrong/wrong.ts'), WRONG_TS);
   writeFileSync(join(app, 'run.mjs'), RUN_MJS);
 
@@ -202,6 +232,7 @@ test('a Vite-style project type-checks against it, reading nothing but its own f
   assert.ok(!relative(app, libDir).startsWith('node_modules'), 'lib files are the compiler\'s, not a package\'s');
   assert.equal(fromProject.filter((file) => file.startsWith('node_modules/@gatehouse/')), ['node_modules/@gatehouse/client/dist/index.d.ts']);
   assert.ok(fromProject.includes('src/main.ts'));
+  assert.ok(fromProject.includes(README_MAIN), "the README's example is checked too");
 });
 
 test('wrong uses of the types fail the type check, each with the error expected', async ({ app }) => {
@@ -227,6 +258,21 @@ test('the built JavaScript, run by Node from the frontend, answers auth.me with 
     const account = await registerAndVerify(service, 'package.client@example.com');
     const result = await succeed(process.execPath, ['run.mjs', `${service.url}/trpc`, account.token], app);
     assert.equal(JSON.parse(result.stdout), { email: 'package.client@example.com', anonymous: 'UNAUTHORIZED' });
+  } finally {
+    await service.close();
+  }
+});
+
+test("the README's example, built by the step before, logs in, reads auth.me and prints the refusal as the README says", async ({ app }) => {
+  const login = /email: '([^']+)',\s*password: '([^']+)'/.exec(README['src/main.ts']);
+  assert.ok(login, "the README's example logs in with an e-mail and a password");
+  const built = readFileSync(join(app, 'build/readme-example.js'), 'utf8');
+  const service = await startTestService();
+  try {
+    await registerAndVerify(service, login![1], { password: login![2] });
+    writeFileSync(join(app, 'build/readme-example.run.js'), built.replace(README_URL, JSON.stringify(`${service.url}/trpc`)));
+    const result = await succeed(process.execPath, ['build/readme-example.run.js'], app);
+    assert.is(result.stdout, README.output);
   } finally {
     await service.close();
   }

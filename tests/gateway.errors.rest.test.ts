@@ -81,9 +81,10 @@ test('application/json with a UTF-8 charset, in any case, is accepted', async (c
 });
 
 test('bodies over 16 KiB: 413 on every POST route, with Content-Length or chunked; 16 KiB exactly is read', async (context) => {
+  // Padded with JSON whitespace: a field the route does not know would be refused on its own.
   const padded = (bytes: number) => {
-    const base = { email: context.account.email, password: context.account.password, pad: '' };
-    return JSON.stringify({ ...base, pad: 'x'.repeat(bytes - JSON.stringify(base).length) });
+    const base = JSON.stringify({ email: context.account.email, password: context.account.password });
+    return `${base.slice(0, -1)}${' '.repeat(bytes - base.length)}}`;
   };
   assert.is(Buffer.byteLength(padded(16384)), 16384);
   assert.is((await send(context, 'POST', `${AUTH}/login`, { body: padded(16384), headers: { 'content-type': 'application/json' } })).status, 200);

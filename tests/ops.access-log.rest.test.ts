@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { AUTH, bearer, login, me, registerAndVerify, type Account } from './helpers/auth.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
 
-// The access log (contract section 9): one JSON line per request at info, with the route's
+// The access log (docs/OPERATIONS.md, Access log): one JSON line per request at info, with the route's
 // pattern and the account when a procedure authenticated the caller; never a query string,
 // token or key. ACCESS_LOG=off silences it, but not a 5xx.
 

@@ -12,7 +12,7 @@ import { paddleEvent, paddleHeaders } from './helpers/webhook-fixtures.ts';
 
 // The image runs `node dist/main.js` as its main process (Dockerfile): these tests run
 // `npm run build`'s output exactly so, send it SIGTERM the way a container runtime does, and
-// check the drain (contract section 10): in-flight requests finish, new ones are refused,
+// check the drain (docs/OPERATIONS.md, Stopping): in-flight requests finish, new ones are refused,
 // and the process is gone within SHUTDOWN_TIMEOUT, whatever is still hanging.
 
 type Context = { build: { dir: string; remove(): void }; database: TestDatabase };

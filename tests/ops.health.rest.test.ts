@@ -69,7 +69,7 @@ test('the OpenAPI document describes the answers the gateway really gives', asyn
   assert.equal(statuses('/auth/login', 'post'), ['200', '400', '401', '403', '413', '415', '429', '500', '503']);
   assert.equal(statuses('/auth/me', 'get'), ['200', '401', '500', '503']);
 
-  // One error schema, the contract's, and no trace of trpc-to-openapi's own error body.
+  // One error schema, the gateway's, and no trace of trpc-to-openapi's own error body.
   const error = document.components.schemas.Error;
   assert.equal(error.required, ['success', 'code', 'message']);
   assert.equal(error.properties.success.enum, [false]);

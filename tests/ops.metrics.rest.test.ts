@@ -8,7 +8,7 @@ import { request, startTestService, type TestService } from './helpers/service.t
 import { eventually } from './helpers/wait.ts';
 import { post, startWithOwner, stripeEvent, stripeHeaders, unixNow } from './helpers/webhook-fixtures.ts';
 
-// GET /metrics (contract section 9): behind METRICS_TOKEN, route labels that are patterns,
+// GET /metrics (docs/OPERATIONS.md, Metrics): behind METRICS_TOKEN, route labels that are patterns,
 // and the counts an operator alerts on.
 
 const TOKEN = `metrics-${randomBytes(16).toString('hex')}`;

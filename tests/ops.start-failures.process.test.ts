@@ -9,7 +9,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { buildService, spawnBuilt, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
 import { freePort } from './helpers/service.ts';
 
-// Contract section 10: a start that fails prints one line naming the cause and the variable
+// docs/OPERATIONS.md, Troubleshooting: a start that fails prints one line naming the cause and the variable
 // to fix, no stack trace, and exits 1. Run on the built service, as the image runs it.
 
 type Context = { build: { dir: string; remove(): void }; database: TestDatabase; dirs: string[] };
@@ -106,7 +106,7 @@ test('a DATA_KEY that opens nothing stored names DATA_KEY; the right one still s
   await stopAfterReady(again, port);
 });
 
-test('a second process on the same embedded DATA_DIR stops at once, naming DATA_DIR; the first serves on', async (context) => {
+test('a second process on the same embedded DATA_DIR stops after a bounded wait for the first to exit, naming DATA_DIR; the first serves on', async (context) => {
   const dataDir = tempDir(context);
   const port = await freePort();
   const env = { DATA_DIR: dataDir, ...SECRETS, HOST: '127.0.0.1', LOG_LEVEL: 'warn' };

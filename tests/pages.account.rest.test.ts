@@ -5,7 +5,7 @@ import { assertPageHeaders, createVisitor, inputValue, signedInVisitor, type Vis
 import { request, startTestService, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 
-// Contract section 8, GET /account and everything it posts to: each through the same
+// docs/API.md, Pages: GET /account and everything it posts to: each through the same
 // procedure the REST route calls, checked here by its effect through REST.
 
 const test = suite<{ service: TestService; secrets: Set<string> }>('pages: the account page');
@@ -138,6 +138,44 @@ test('change e-mail: needs the password; then the new address gets a link whose 
   assert.is(confirmed.status, 200);
   assert.match(confirmed.text, 'New address confirmed');
   assert.match((await visitor.get('/account')).text, newEmail);
+});
+
+test('a pending e-mail change is shown with a cancel button; pressing it voids the link', async ({ service }) => {
+  const { account, visitor } = await accountWithVisitor(service, 'page.pending@example.com');
+  assert.not.match((await visitor.get('/account')).text, 'id="pending-email"', 'nothing pending, nothing shown');
+  const asked = await request(service.url, 'POST', `${AUTH}/email/change`, { json: { new_email: 'page.pending.new@example.com', password: PASSWORD }, headers: bearer(account.token) });
+  assert.is(asked.status, 200, asked.text);
+  const token = linkToken(await nextMail(service, 'page.pending.new@example.com', 0, /confirm-email/), '/confirm-email');
+  made.add(token);
+
+  const page = await visitor.get('/account');
+  assert.match(page.text, 'id="pending-email"');
+  assert.match(page.text, '<strong>page.pending.new@example.com</strong>');
+  assert.match(page.text, '<form method="post" action="/account/email/cancel">');
+  const refused = await visitor.post('/account/email/cancel', {}, { csrf: null });
+  assert.is(refused.status, 403, 'a cancel without the form token is refused');
+  await visitor.get('/account');
+  const cancelled = await visitor.post('/account/email/cancel', {});
+  assert.is(cancelled.location, '/account?done=email-cancelled');
+  const after = await visitor.get('/account?done=email-cancelled');
+  assert.match(after.text, 'The e-mail change is cancelled');
+  assert.not.match(after.text, 'id="pending-email"');
+  const confirm = await request(service.url, 'POST', `${AUTH}/email/confirm`, { json: { token } });
+  assert.is(confirm.status, 400, 'the link is dead');
+});
+
+test('sessions are named by browser and system, with "This device" beside the name, not cut off with it', async ({ service }) => {
+  const { account, visitor } = await accountWithVisitor(service, 'page.devices@example.com');
+  const chrome = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/147.0.0.0 Safari/537.36';
+  const iphone = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1';
+  for (const agent of [chrome, iphone, 'curl/8.5.0']) {
+    const answer = await request(service.url, 'POST', `${AUTH}/login`, { json: { email: account.email, password: PASSWORD }, headers: { 'user-agent': agent } });
+    assert.is(answer.status, 200);
+  }
+  const page = await visitor.get('/account');
+  for (const name of ['Chrome on Linux', 'Safari on iOS', '>curl<']) assert.match(page.text, name);
+  assert.match(page.text, `title="${chrome}"`, 'the whole user agent is in the tooltip');
+  assert.match(page.text, /<span class="row-name"[^>]*>[^<]*<\/span><span class="badge badge-good">This device<\/span>/);
 });
 
 test('sessions: sign out one, then everywhere else; this session stays; an unknown id is a 404 page', async ({ service }) => {

@@ -6,7 +6,7 @@ import { bearer, login as loginOverRest, me as meOverRest, nextMail } from './he
 import { launchBrowser, screenshotDir, type TestBrowser } from './helpers/browser.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
-// Contract section 8 in a real browser, without a line of JavaScript on the pages: the whole
+// The pages (docs/API.md, Pages) in a real browser, without a line of JavaScript on the pages: the whole
 // life of an account, from registration to signing out, by clicking what a person clicks.
 
 type Context = { service: TestService; browser: TestBrowser; page: Page; apiKey?: string };

@@ -5,7 +5,7 @@ import { assertPageHeaders, createVisitor, inputValue, signedInVisitor } from '.
 import { request, startTestService, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 
-// Contract section 8, the pages anyone can open: register, sign in and out, forgotten
+// The pages anyone can open (docs/API.md, Pages): register, sign in and out, forgotten
 // password, a new confirmation link; their headers and their stylesheet.
 
 const test = suite<{ service: TestService; secrets: Set<string> }>('pages: register, login, logout, forgot password, headers');

@@ -8,7 +8,7 @@ import { bearer, login as loginOverRest, me as meOverRest, nextMail, registerAnd
 import { launchBrowser, screenshotDir, type TestBrowser } from './helpers/browser.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
 
-// Contract section 8 in Chromium, the two ways a browser reaches the pages without having
+// The pages (docs/API.md, Pages) in Chromium, the two ways a browser reaches the pages without having
 // opened them first: a mailed reset link, and another site's form aimed at the account.
 
 type Attacker = { server: Server; url: string };

@@ -13,7 +13,7 @@ import { bearer, me, registerAndVerify, type Account } from './helpers/auth.ts';
 import { LogCapture, startTestService, type TestService } from './helpers/service.ts';
 import { callerFor, post, stripeEvent, stripeHeaders, unixNow, viberHeaders, viberMessage, viberToken } from './helpers/webhook-fixtures.ts';
 
-// Contract section 10: JWT_SECRET and DATA_KEY take several values, the first in use, every
+// docs/DEPLOY.md, Rotating secrets: JWT_SECRET and DATA_KEY take several values, the first in use, every
 // one accepted; `secrets reencrypt` moves what is stored to the first. Rotated here on a live
 // database, restart by restart, the way an operator would: nobody is logged out, and every
 // stored secret (API keys, a site's payment secret, a channel's bot token) keeps working.

@@ -4,7 +4,7 @@
  *   const gatehouse = createGatehouseClient({ url: 'https://gatehouse.example/trpc', token: () => session.jwt });
  *   const { user } = await gatehouse.auth.me.query();
  *
- * Errors are `TRPCClientError`s; `error.data.appCode` is the contract's stable code
+ * Errors are `TRPCClientError`s; `error.data.appCode` is Gatehouse's stable error code
  * (`UNAUTHORIZED`, `VALIDATION_FAILED`, …) and `error.data.issues` lists validation problems.
  */
 import { createTRPCClient, httpBatchLink, TRPCClientError, type TRPCClient } from '@trpc/client';

@@ -3,7 +3,7 @@ import Koa from 'koa';
 import type { Deps } from '../../server/src/deps.ts';
 import { AppError } from '../../server/src/errors.ts';
 import { createCors } from './cors.ts';
-import { errorHandler, refuseBadPaths, requestContext } from './http.ts';
+import { errorHandler, refuseControlCharacters, requestContext } from './http.ts';
 import { mountApiDocs } from './routes/docs-page.ts';
 import { mountHealth } from './routes/health.ts';
 import { mountMetrics } from './routes/metrics.ts';
@@ -58,7 +58,7 @@ export function createGateway(deps: Deps): Gateway {
   app.use(errorHandler());
   // Inside the error handler, so its answers keep the CORS headers set on the way in.
   app.use(createCors(deps.config));
-  app.use(refuseBadPaths());
+  app.use(refuseControlCharacters());
   app.use(responseHeaders);
   app.use(router.routes());
   app.use(async (ctx) => {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Context as KoaContext, Next } from 'koa';
+import getRawBody from 'raw-body';
 import type { RequestInfo } from '../../server/src/context.ts';
 import type { Deps } from '../../server/src/deps.ts';
 import { toErrorResponse } from '../../server/src/error-response.ts';
-import { AppError } from '../../server/src/errors.ts';
+import { AppError, tooLargeMessage } from '../../server/src/errors.ts';
 import type { Logger } from '../../server/src/lib/logger.ts';
 import { hasControlCharacter } from '../../server/src/lib/text.ts';
 
@@ -86,9 +87,12 @@ async function settleUnreadBody(ctx: KoaContext, tooLarge: boolean): Promise<voi
 
 /**
  * A path with a control character (`%00` and the like) or broken percent-encoding is refused
- * before any route sees it: decoded, it would reach a database or a log as it is.
+ * before any route sees it: decoded, it would reach a database or a log as it is. So is a
+ * header value with one: Node's parser already refuses C0 characters there, but reads the
+ * bytes 0x80 to 0x9F as the C1 controls U+0080 to U+009F, which would be stored with a
+ * session's user agent and shown on the account page.
  */
-export function refuseBadPaths() {
+export function refuseControlCharacters() {
   return async (ctx: KoaContext, next: Next) => {
     const path = ctx.path;
     if (path.includes('%')) {
@@ -100,12 +104,16 @@ export function refuseBadPaths() {
       }
       if (hasControlCharacter(decoded)) throw new AppError('VALIDATION_FAILED', 'The request path holds a control character.');
     }
+    const raw = ctx.req.rawHeaders;
+    for (let i = 1; i < raw.length; i += 2) {
+      if (hasControlCharacter(raw[i])) throw new AppError('VALIDATION_FAILED', `The ${raw[i - 1]} header holds a control character.`);
+    }
     return next();
   };
 }
 
 /**
- * Everything thrown inside the gateway ends here as the contract's error body, through
+ * Everything thrown inside the gateway ends here as the one error body, through
  * toErrorResponse like every other transport. A 5xx's detail goes only to the log.
  */
 export function errorHandler() {
@@ -133,4 +141,21 @@ export function contentTypeOf(ctx: KoaContext): { type: string; charset?: string
 export function hasBody(ctx: KoaContext): boolean {
   const length = ctx.get('content-length');
   return Boolean(ctx.get('transfer-encoding')) || (length !== '' && length !== '0');
+}
+
+/**
+ * A request body as bytes, at most `limit`: refused at once when Content-Length declares more
+ * (the error handler then answers and closes the connection without reading it), or as soon
+ * as more arrives than the limit. Other read failures (a body shorter than declared, an
+ * aborted upload) are raw-body's 4xx errors, for the caller to name.
+ */
+export async function readLimitedBody(ctx: KoaContext, limit: number): Promise<Buffer> {
+  const declared = ctx.get('content-length');
+  if (declared && Number(declared) > limit) throw new AppError('PAYLOAD_TOO_LARGE', tooLargeMessage(limit));
+  try {
+    return await getRawBody(ctx.req, { limit, length: declared || undefined });
+  } catch (error) {
+    if ((error as { status?: number }).status === 413) throw new AppError('PAYLOAD_TOO_LARGE', tooLargeMessage(limit));
+    throw error;
+  }
 }

@@ -24,7 +24,7 @@ export function browserWriteOf(ctx: KoaContext, trusted: Set<string>): BrowserWr
 
 /**
  * Whether a write came from one of our origins. Browsers send `Origin: null` instead of the
- * origin when the page's referrer policy is `no-referrer`, as ours is (contract section 8),
+ * origin when the page's referrer policy is `no-referrer`, as ours is (docs/API.md, Pages),
  * so for `null` the browser's own `Sec-Fetch-Site` decides: only `same-origin` is ours (a
  * sandboxed frame or another site's page says otherwise). Without any Origin, only a
  * browser-declared cross-site request is refused: other clients send neither header.

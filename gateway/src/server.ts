@@ -16,7 +16,7 @@ const CLIENT_ERRORS: Record<string, [number, ErrorCode]> = {
 
 /**
  * A request Node could not parse (a control character in a header, say) or that took too
- * long never reaches Koa: it still gets the contract's error body, then the socket closes.
+ * long never reaches Koa: it still gets the error body, then the socket closes.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   const known = CLIENT_ERRORS[error.code ?? ''] ?? (error.code?.startsWith('HPE_') ? ([400, 'VALIDATION_FAILED'] as const) : undefined);

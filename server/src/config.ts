@@ -61,7 +61,7 @@ function originOf(text: string): string | undefined {
   }
 }
 
-const envSchema = z.object({
+export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: wholeNumber(0, 65535).default(3000),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -150,7 +150,7 @@ export type Config = {
   logLevel: string;
   /**
    * Origins trusted besides PUBLIC_URL's own: cookie-authenticated writes from them are
-   * allowed (contract section 3), and CORS answers them.
+   * allowed (docs/API.md, Credentials), and CORS answers them.
    */
   corsOrigins: string[];
   /** The longest a request may take to arrive, and its headers; Node would allow 300 s and 60 s. */
@@ -164,7 +164,7 @@ export type Config = {
   inboxRetentionDays: number;
   /** Bearer token of GET /metrics; unset, the route is a 404. */
   metricsToken: string | undefined;
-  /** One info line per request (contract section 9). */
+  /** One info line per request (docs/OPERATIONS.md, Access log). */
   accessLog: boolean;
   /** How long a SIGTERM may take to drain before the process exits anyway. */
   shutdownTimeoutMs: number;

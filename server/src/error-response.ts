@@ -1,8 +1,9 @@
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { ZodError } from 'zod';
-import { AppError, codeForStatus, ERROR_STATUS, errorBody, type ErrorBody, type ErrorCode } from './errors.ts';
+import { AppError, codeForStatus, describeIssues, tooLargeMessage, ERROR_STATUS, errorBody, WHOLE_REQUEST, type ErrorBody, type ErrorCode, type ErrorIssue } from './errors.ts';
 import { isDatabaseUnavailable, isRefusedValue } from './lib/db.ts';
+import { UNKNOWN_FIELD } from './lib/validation.ts';
 
 /**
  * How a failure goes to the log: not at all when it is the caller's mistake, as a warning
@@ -50,7 +51,8 @@ function respond(error: unknown): ErrorResponse {
     return build(error.code, error.message, error.extra, error.code === 'INTERNAL_ERROR' ? FAULT : undefined);
   }
   if (error instanceof ZodError) {
-    return build('VALIDATION_FAILED', undefined, { issues: error.issues.map((issue) => ({ path: issue.path.join('.') || '(body)', message: issue.message })) });
+    const issues = zodIssues(error);
+    return build('VALIDATION_FAILED', describeIssues(issues), { issues });
   }
   if (isRefusedValue(error)) {
     return build('VALIDATION_FAILED', 'A value in the request cannot be stored.', {}, { level: 'warn', message: 'database refused a value' });
@@ -58,12 +60,29 @@ function respond(error: unknown): ErrorResponse {
   if (isDatabaseUnavailable(error)) {
     return build('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS }, { level: 'warn', message: 'database unavailable' });
   }
-  const status = (error as { status?: unknown }).status;
+  const { status, limit } = error as { status?: unknown; limit?: unknown };
   if (typeof status === 'number' && status >= 400 && status < 500) {
     // http-errors from a body parser: a 400 there means the body could not be read as sent.
+    if (status === 413 && typeof limit === 'number') return build('PAYLOAD_TOO_LARGE', tooLargeMessage(limit));
     return build(status === 400 ? 'INVALID_JSON' : codeForStatus(status));
   }
   return build('INTERNAL_ERROR', undefined, {}, FAULT);
+}
+
+/**
+ * One issue a field, the first zod found (a value of the wrong type is not also "too short");
+ * each unknown field is an issue of its own, named by its path.
+ */
+function zodIssues(error: ZodError): ErrorIssue[] {
+  const byPath = new Map<string, ErrorIssue>();
+  for (const issue of error.issues) {
+    const found =
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => ({ path: [...issue.path, key].join('.'), message: UNKNOWN_FIELD }))
+        : [{ path: issue.path.join('.') || WHOLE_REQUEST, message: issue.message }];
+    for (const one of found) if (!byPath.has(one.path)) byPath.set(one.path, one);
+  }
+  return [...byPath.values()];
 }
 
 /** tRPC wraps what procedures throw; what it raises itself (bad JSON, unknown path) has only its code. */

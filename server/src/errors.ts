@@ -25,7 +25,22 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/** A field the request got wrong (`(body)` for the request as a whole), and what is wrong with it. */
 export type ErrorIssue = { path: string; message: string };
+
+export const WHOLE_REQUEST = '(body)';
+
+/**
+ * The issues as one sentence a person reads: "password is required; email must be a bare
+ * e-mail address (local@domain)." Each issue's own message is the end of such a sentence,
+ * which is also how the pages put it under a field's label. Field names keep their case:
+ * they are what the caller must send.
+ */
+export function describeIssues(issues: ErrorIssue[]): string {
+  const parts = issues.map((issue) => `${issue.path === WHOLE_REQUEST ? 'the request' : issue.path} ${issue.message}`);
+  const text = parts.join('; ');
+  return `${text.startsWith('the request') ? 'T' + text.slice(1) : text}.`;
+}
 
 const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
   VALIDATION_FAILED: 'The request is not valid.',
@@ -60,10 +75,22 @@ export class AppError extends Error {
     message?: string,
     readonly extra: { issues?: ErrorIssue[]; retryAfterSeconds?: number } = {},
   ) {
-    super(message ?? DEFAULT_MESSAGES[code]);
+    super(message ?? (extra.issues?.length ? describeIssues(extra.issues) : DEFAULT_MESSAGES[code]));
     this.name = 'AppError';
     this.status = ERROR_STATUS[code];
   }
+}
+
+/** 16384 as "16 KiB", 1048576 as "1 MiB": as the limits are written in the docs. */
+function byteSize(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+/** A 413 names the limit, so the caller knows how much to cut. */
+export function tooLargeMessage(limitBytes: number): string {
+  return `The request body is over the limit of ${byteSize(limitBytes)}.`;
 }
 
 export type ErrorBody = { success: false; code: ErrorCode; message: string; issues?: ErrorIssue[] };

@@ -3,7 +3,7 @@ import type { Clock } from './lib/clock.ts';
 import type { Logger } from './lib/logger.ts';
 
 /*
- * The service's Prometheus metrics (contract section 9), on a registry of its own: several
+ * The service's Prometheus metrics (docs/OPERATIONS.md, Metrics), on a registry of its own: several
  * services in one process (tests) each count their own, and nothing a library registers on
  * prom-client's global registry leaks into the scrape.
  */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ProcedureMeta } from './trpc.ts';
 
 export type RestRoute = {
-  /** The error statuses this route answers with (contract sections 2, 7 and 9), for the OpenAPI document. */
+  /** The error statuses this route answers with (docs/API.md, REST reference), for the OpenAPI document. */
   errors: Record<number, string>;
   protect?: boolean;
   successStatus?: number;

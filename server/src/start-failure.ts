@@ -5,7 +5,7 @@ import { DataDirInUse } from './lib/embedded-postgres.ts';
 import { StartError } from './start-error.ts';
 
 /**
- * A start that failed, as the one line an operator reads (contract section 10): what went
+ * A start that failed, as the one line an operator reads (docs/OPERATIONS.md, Troubleshooting): what went
  * wrong and which variable to fix, never a stack trace and never a secret (a DATABASE_URL is
  * shown without its password). `server/src/cli` and the entry points all print this.
  */

@@ -1,13 +1,18 @@
 import { getTRPCErrorFromUnknown, initTRPC, TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
+import { z } from 'zod';
 import type { Context } from './context.ts';
 import { toErrorResponse } from './error-response.ts';
 import { AppError } from './errors.ts';
 import { controlCharacterPaths } from './lib/text.ts';
+import { ruleWords } from './lib/validation.ts';
 import { authenticate } from './modules/auth/auth.credentials.ts';
 import type { AuthContext } from './modules/auth/auth.types.ts';
 import { attachAccount, contextUnchanged } from './trpc.internals.ts';
+
+// Every procedure input is parsed by a procedure made here: its rules speak to people.
+z.config({ customError: ruleWords });
 
 /** tRPC's name for each status we answer with: the status tRPC sends is derived from it. */
 const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
@@ -33,7 +38,7 @@ const t = initTRPC
   .context<Context>()
   .meta<ProcedureMeta>()
   .create({
-    // tRPC's own envelope stays (the typed client reads it); the contract's code, message and
+    // tRPC's own envelope stays (the typed client reads it); the error code, message and
     // issues go into it, from the same answer REST gives.
     errorFormatter({ shape, error }) {
       const { code, body } = toErrorResponse(error);
@@ -75,7 +80,7 @@ async function refuseControlCharacters(getRawInput: () => Promise<unknown>): Pro
 }
 
 /**
- * Contract section 3: a mutation authenticated by the session cookie alone must come from a
+ * docs/API.md, Credentials: a mutation authenticated by the session cookie alone must come from a
  * trusted site and be JSON. A browser attaches the cookie to a form posted from anywhere; no
  * form can send JSON, and a script on another site cannot send it without CORS.
  */

@@ -65,7 +65,7 @@ export async function me(service: TestService, headers: Record<string, string>):
   return request(service.url, 'GET', `${AUTH}/me`, { headers });
 }
 
-/** Asserts the contract's error body exactly: `{ success: false, code, message, issues? }`. */
+/** Asserts the error body (docs/API.md, Errors) exactly: `{ success: false, code, message, issues? }`. */
 export function assertError(result: HttpResult, status: number, code: string): void {
   assert.is(result.status, status, `expected ${status} ${code}, got ${result.status}: ${result.text}`);
   const body = result.body;

@@ -21,18 +21,22 @@ export async function ensureEmbeddedTemplate(): Promise<void> {
   }
 }
 
+/** A copy of the embedded template in a temporary DATA_DIR, whatever DATABASE_URL says: for what only the embedded database has. */
+export async function createEmbeddedDatabase(): Promise<TestDatabase> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
+  await ensureEmbeddedTemplate();
+  cpSync(EMBEDDED_TEMPLATE, join(dataDir, 'pgdata'), { recursive: true });
+  return { env: { DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+}
+
 /**
  * A fresh database per suite: on the server in DATABASE_URL when set (CI runs both), else
  * a copy of the embedded template in a temporary DATA_DIR.
  */
 export async function createTestDatabase(): Promise<TestDatabase> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
   const serverUrl = process.env.DATABASE_URL;
-  if (!serverUrl) {
-    await ensureEmbeddedTemplate();
-    cpSync(EMBEDDED_TEMPLATE, join(dataDir, 'pgdata'), { recursive: true });
-    return { env: { DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
-  }
+  if (!serverUrl) return createEmbeddedDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
   const name = `gatehouse_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();

@@ -15,17 +15,23 @@ export type ServiceProcess = {
   exited: Promise<number | null>;
 };
 
+export type SpawnOptions = {
+  /** In a process group of its own, so `process.kill(-child.pid, signal)` reaches all of it, as a supervisor's kill would. */
+  detached?: boolean;
+};
+
 /** `npm start`'s entry point as a real child process, as an operator would run it. */
-export function spawnService(env: Record<string, string>, role: 'all' | 'gateway' | 'worker' = 'all'): ServiceProcess {
-  return spawnScript('gateway/src/main.ts', [`--role=${role}`], env);
+export function spawnService(env: Record<string, string>, role: 'all' | 'gateway' | 'worker' = 'all', options: SpawnOptions = {}): ServiceProcess {
+  return spawnScript('gateway/src/main.ts', [`--role=${role}`], env, options);
 }
 
 /** One of the project's TypeScript entry points (as its npm script runs it) as a child process. */
-export function spawnScript(entry: string, args: string[], env: Record<string, string>): ServiceProcess {
+export function spawnScript(entry: string, args: string[], env: Record<string, string>, options: SpawnOptions = {}): ServiceProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
   });
   return watch(child);
 }

@@ -1,6 +1,6 @@
 import type { AccountData, AccountFormState } from './account-types.ts';
 import { Actions, Button, Card, Field, Form, Hidden, NoticeBox } from './components.tsx';
-import { eventLabel, formatInstant } from './wording.ts';
+import { deviceName, eventLabel, formatInstant } from './wording.ts';
 
 type CardProps = { csrf: string; state?: AccountFormState };
 
@@ -20,11 +20,28 @@ export function PasswordCard({ csrf, state }: CardProps) {
   );
 }
 
-export function EmailCard({ csrf, state }: CardProps) {
+function PendingEmailChange({ csrf, pending }: { csrf: string; pending: NonNullable<AccountData['pendingEmail']> }) {
+  return (
+    <div class="pending" id="pending-email">
+      <p>
+        A change to <strong>{pending.new_email}</strong> is waiting for its confirmation link (asked for {formatInstant(pending.requested_at)}; the link
+        works until {formatInstant(pending.expires_at)}). If you did not ask for it, cancel it and change your password.
+      </p>
+      <Form action="/account/email/cancel" csrf={csrf}>
+        <Button variant="secondary" size="small">
+          Cancel the change
+        </Button>
+      </Form>
+    </div>
+  );
+}
+
+export function EmailCard({ csrf, state, pending }: CardProps & { pending: AccountData['pendingEmail'] }) {
   return (
     <Card title="E-mail address" id="email">
       <p class="lead">We send a link to the new address; your address changes once you open it.</p>
       <NoticeBox notice={state?.notice} />
+      {pending && <PendingEmailChange csrf={csrf} pending={pending} />}
       <Form action="/account/email" csrf={csrf}>
         <Field name="new_email" label="New e-mail address" type="email" form={state?.form} idPrefix="email" autoComplete="email" />
         <Field name="password" label="Password" type="password" form={state?.form} idPrefix="email" autoComplete="current-password" />
@@ -43,8 +60,11 @@ function SessionRow({ csrf, session }: { csrf: string; session: Session }) {
   return (
     <li>
       <div class="row-main">
-        <div class="row-title" title={session.user_agent ?? undefined}>
-          {session.user_agent || 'Unknown device'} {session.current && <span class="badge badge-good">This device</span>}
+        <div class="row-title">
+          <span class="row-name" title={session.user_agent ?? undefined}>
+            {deviceName(session.user_agent)}
+          </span>
+          {session.current && <span class="badge badge-good">This device</span>}
         </div>
         <div class="row-meta">
           {`${session.ip ?? 'unknown address'} · signed in ${formatInstant(session.created_at)}${used}`}

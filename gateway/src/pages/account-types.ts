@@ -9,6 +9,8 @@ export type AccountData = {
   user: AuthOutputs['me']['user'];
   sessions: AuthOutputs['listSessions']['sessions'];
   activity: AuthOutputs['listActivity']['items'];
+  /** The e-mail change waiting for its link, if any: shown with a button to cancel it. */
+  pendingEmail: AuthOutputs['pendingEmailChange']['pending'];
 };
 
 /** The account page's forms, each in its own card. */

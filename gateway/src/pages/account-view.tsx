@@ -91,7 +91,7 @@ export function AccountPage({ csrf, data, notice, apiKey, refused }: AccountPage
         <ProfileCard user={user} />
         <ApiKeyCard csrf={csrf} apiKey={apiKey} state={stateOf(refused, 'key')} />
         <PasswordCard csrf={csrf} state={stateOf(refused, 'password')} />
-        <EmailCard csrf={csrf} state={stateOf(refused, 'email')} />
+        <EmailCard csrf={csrf} state={stateOf(refused, 'email')} pending={data.pendingEmail} />
         <SessionsCard csrf={csrf} sessions={data.sessions} state={stateOf(refused, 'sessions')} />
         <ActivityCard items={data.activity} />
         <DeleteAccountCard csrf={csrf} state={stateOf(refused, 'delete')} />

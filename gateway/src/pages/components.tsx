@@ -35,7 +35,7 @@ type FieldProps = {
  * A labelled input; its error (if any) under it, tied to it for screen readers. No maxlength:
  * a browser would cut a pasted password short without a word, and the server says what is
  * too long. An e-mail field is text with an e-mail keyboard: the browser's own e-mail check
- * refuses addresses the contract accepts (a non-ASCII local part).
+ * refuses addresses the API accepts (a non-ASCII local part).
  */
 export function Field({ name, label, form, idPrefix, type = 'text', autoComplete, hint, required = true, minLength }: FieldProps) {
   const id = idPrefix ? `${idPrefix}-${name}` : name;

@@ -23,7 +23,7 @@ const START = { href: '/login', label: 'Go to sign in' };
 export function problemFor(code: ErrorCode, message: string, retryAfterSeconds?: number): Problem {
   switch (code) {
     case 'PAYLOAD_TOO_LARGE':
-      return { title: 'Form too large', text: 'The form sent more than any of our forms holds. Nothing was changed.', back: START };
+      return { title: 'Form too large', text: `${message} That is more than any of our forms holds. Nothing was changed.`, back: START };
     case 'UNSUPPORTED_MEDIA_TYPE':
     case 'VALIDATION_FAILED':
       return { title: 'Form not understood', text: `${message} Nothing was changed.`, back: START };

@@ -1,3 +1,17 @@
+import Bowser from 'bowser';
+
+/**
+ * A session's device as its owner knows it: "Chrome on Linux", "Safari on iOS". A client
+ * that is no browser is named by its first product token ("curl"), so a script's session is
+ * still told apart; the raw user agent stays in the row's tooltip.
+ */
+export function deviceName(userAgent: string | null): string {
+  if (!userAgent?.trim()) return 'Unknown device';
+  const { browser, os } = Bowser.parse(userAgent);
+  if (browser.name) return os.name ? `${browser.name} on ${os.name}` : browser.name;
+  return /^[^\s/;()]{1,40}/.exec(userAgent.trim())?.[0] ?? 'Unknown device';
+}
+
 /** How long to wait, in words a person reads at a glance ("about 14 minutes"). */
 export function waitText(seconds: number): string {
   if (seconds < 60) return seconds <= 1 ? 'a second' : `${seconds} seconds`;
@@ -28,6 +42,7 @@ const EVENT_LABELS: Record<string, string> = {
   'api_key.rotated': 'API key rotated',
   'email.change_requested': 'E-mail change requested',
   'email.changed': 'E-mail address changed',
+  'email.change_cancelled': 'E-mail change cancelled',
   'account.deleted': 'Account deleted',
   'site.created': 'Checkout site added',
   'site.updated': 'Checkout site changed',

@@ -8,7 +8,7 @@ import { PROVIDER_NAMES } from '../../../server/src/webhooks/provider.ts';
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
- * GET /metrics, Prometheus text, for whoever holds METRICS_TOKEN (contract section 9).
+ * GET /metrics, Prometheus text, for whoever holds METRICS_TOKEN (docs/OPERATIONS.md, Metrics).
  * Without a token configured there is no such route: a 404 like any unknown path.
  */
 export function mountMetrics(router: Router, deps: Deps): void {

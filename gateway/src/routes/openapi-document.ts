@@ -12,12 +12,12 @@ export const WEBHOOK_ONLY: ErrorCode[] = ['INVALID_SIGNATURE', 'INVALID_PAYLOAD'
 
 /** Every tag an operation may carry, with the description readers see above its group. */
 export const TAG_DESCRIPTIONS: Record<string, string> = {
-  auth: 'Registration, e-mail verification, login and the account lifecycle (contract sections 2 and 7).',
-  admin: 'The operator surface (contract section 9): accounts with role `admin` only; anyone else signed in gets 403.',
-  webhooks: "Inbound provider webhooks (contract section 5). Not under /api/v1, not our credentials: each is signed by its provider.",
+  auth: 'Registration, e-mail verification, login and the account lifecycle: password reset and change, API key rotation, sessions, e-mail change, deletion, activity.',
+  admin: 'The operator surface, the inbox of webhook deliveries: accounts with role `admin` only; anyone else signed in gets 403.',
+  webhooks: "Inbound provider webhooks. Not under /api/v1, not our credentials: each is signed by its provider.",
 };
 
-/** The contract's error body (section 2), the same on every route of the gateway, webhooks included. */
+/** The one error body (docs/API.md, Errors), the same on every route of the gateway, webhooks included. */
 const ERROR_SCHEMA: SchemaObject = {
   type: 'object',
   description: 'Every error: a stable `code` to branch on, a `message` for people, and for validation failures the `issues`.',
@@ -50,7 +50,7 @@ function codesFor(status: number, codes: readonly ErrorCode[]): ErrorCode[] {
   return codes.filter((code) => ERROR_STATUS[code] === status);
 }
 
-/** An error answer: the contract's body, narrowed to the codes that status can carry here. */
+/** An error answer: the error body, narrowed to the codes that status can carry here. */
 export function errorResponse(status: number, description: string, options: { codes?: readonly ErrorCode[]; headers?: Loose } = {}): Loose {
   const all = Object.keys(ERROR_STATUS) as ErrorCode[];
   const codes = codesFor(status, options.codes ?? all.filter((code) => !WEBHOOK_ONLY.includes(code)));
@@ -90,13 +90,13 @@ function withExample(content: Loose | undefined, example: unknown): void {
 
 /**
  * trpc-to-openapi describes errors with its own `{message, code, issues}` body and every
- * success as a 200. The gateway answers with the contract's error body and register with a
+ * success as a 200. The gateway answers with its own error body and register with a
  * 201, so the document says so: one `Error` schema, each route's own error statuses with
  * their codes and headers, and success statuses from the procedures' meta. Public routes
  * say `security: []` outright, so a reader (and a linter) can tell them from a route
  * whose credentials were forgotten.
  */
-function describeContract(document: OpenAPIObject): OpenAPIObject {
+function describeAnswers(document: OpenAPIObject): OpenAPIObject {
   const metaByRoute = proceduresMetaByRoute();
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(item as Loose)) {
@@ -158,5 +158,5 @@ export function createOpenApiDocument(publicUrl: string, apiPrefix: string): Ope
   document.info.license = { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' };
   document.info.contact = { name: 'Gatehouse', url: publicUrl };
   document.servers = [{ url: `${publicUrl}${apiPrefix}`, description: 'This Gatehouse (PUBLIC_URL)' }];
-  return describeContract(document);
+  return describeAnswers(document);
 }

@@ -58,7 +58,8 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     response: { success: true, token: JWT, user: USER },
   },
   'auth-me': { response: { success: true, user: USER } },
-  'auth-logout': { response: SUCCESS },
+  // An empty body, or none: the route takes no field, and refuses any it is sent.
+  'auth-logout': { request: {}, response: SUCCESS },
   'auth-forgotPassword': {
     request: { email: 'ada@example.com' },
     response: message('If an account uses this address, a link to choose a new password is on its way.'),
@@ -90,6 +91,10 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     request: { new_email: 'ada@analytical.example', password: 'correct horse battery staple' },
     response: message('Check the new address: we sent it a link to confirm the change. Until then your address stays as it is.'),
   },
+  'auth-pendingEmailChange': {
+    response: { success: true, pending: { new_email: 'ada@analytical.example', requested_at: CREATED_AT, expires_at: '2026-11-24T12:00:00.000Z' } },
+  },
+  'auth-cancelEmailChange': { request: {}, response: message('The e-mail change was cancelled: its link no longer works.') },
   'auth-confirmEmailChange': {
     request: { token: TOKEN },
     response: message('Your new e-mail address is confirmed: use it to log in from now on.'),

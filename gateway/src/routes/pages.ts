@@ -25,7 +25,7 @@ function serveAsset(asset: Asset, immutable: boolean) {
 }
 
 /**
- * The server-rendered pages (contract section 8): register, sign in and out, the pages that
+ * The server-rendered pages (docs/API.md, Pages): register, sign in and out, the pages that
  * e-mailed links open, password reset, and the account page. Every one calls the same
  * procedures REST and tRPC call, through `createCaller`, with the session cookie as the only
  * credential; every POST is checked for its origin and CSRF token first (routes/pages/kit.tsx).

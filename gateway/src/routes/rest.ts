@@ -1,12 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type Router from '@koa/router';
 import type { Context as KoaContext, Next } from 'koa';
-import getRawBody from 'raw-body';
 import { createContext, type RequestInfo } from '../../../server/src/context.ts';
 import type { Deps } from '../../../server/src/deps.ts';
 import { AppError } from '../../../server/src/errors.ts';
 import { appRouter } from '../../../server/src/router.ts';
-import { contentTypeOf, hasBody } from '../http.ts';
+import { contentTypeOf, hasBody, readLimitedBody } from '../http.ts';
 import { browserWriteOf, trustedOrigins } from '../origins.ts';
 import { renderDocsPage } from './docs-page.ts';
 import { createOpenApiDocument } from './openapi-document.ts';
@@ -29,7 +28,7 @@ async function readJsonBody(ctx: KoaContext, next: Next) {
     if (type !== 'application/json' || (charset && charset !== 'utf-8' && charset !== 'utf8')) {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE');
     }
-    const raw = await getRawBody(req, { limit: JSON_BODY_LIMIT, length: ctx.get('content-length') || undefined, encoding: 'utf8' });
+    const raw = (await readLimitedBody(ctx, JSON_BODY_LIMIT)).toString('utf8');
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw);

@@ -3,18 +3,23 @@ import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import type { Deps } from '../../../server/src/deps.ts';
 import { createContext, type RequestInfo } from '../../../server/src/context.ts';
 import { appRouter } from '../../../server/src/router.ts';
+import { hasBody, readLimitedBody } from '../http.ts';
 import { browserWriteOf, trustedOrigins } from '../origins.ts';
 import { responseHeaders } from './procedure-meta.ts';
 import { JSON_BODY_LIMIT } from './rest.ts';
 
-/** The most calls one batch may carry (contract section 3); more is a 400. */
+/** The most calls one batch may carry (docs/API.md, tRPC); more is a 400. */
 const MAX_BATCH_SIZE = 16;
 
 /** The typed client's endpoint: tRPC's own protocol (batching, its error envelope). */
 export function mountTrpc(router: Router, deps: Deps): void {
   const trusted = trustedOrigins(deps.config);
   router.all('/trpc/:path', async (ctx) => {
-    // Hand the raw request to tRPC; Koa must neither answer nor default to 404.
+    // Read here, as REST and the webhooks read theirs: tRPC's own reader counts the bytes as
+    // they come, so a declared 999999999 would hold the connection until the request timeout.
+    const body = ctx.method === 'POST' && hasBody(ctx) ? (await readLimitedBody(ctx, JSON_BODY_LIMIT)).toString('utf8') : undefined;
+    if (body !== undefined) Object.assign(ctx.req, { body });
+    // Hand the request to tRPC; Koa must neither answer nor default to 404.
     ctx.respond = false;
     ctx.res.statusCode = 200;
     const request: RequestInfo = { ip: ctx.ip, userAgent: ctx.get('user-agent') || undefined, requestId: ctx.state.requestId, browserWrite: browserWriteOf(ctx, trusted) };

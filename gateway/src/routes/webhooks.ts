@@ -1,6 +1,5 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import getRawBody from 'raw-body';
 import type { Deps } from '../../../server/src/deps.ts';
 import { AppError } from '../../../server/src/errors.ts';
 import { isDatabaseUnavailable } from '../../../server/src/lib/db.ts';
@@ -8,11 +7,12 @@ import type { Logger } from '../../../server/src/lib/logger.ts';
 import { createWebhookIntake } from '../../../server/src/webhooks/inbox/intake.ts';
 import type { AnyWebhookProvider } from '../../../server/src/webhooks/provider.ts';
 import { PROVIDERS } from '../../../server/src/webhooks/registry.ts';
+import { readLimitedBody } from '../http.ts';
 
 const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 
 /**
- * Raw-body webhook endpoints (contract section 5), one per provider of the registry. No body
+ * Raw-body webhook endpoints (docs/WEBHOOKS.md), one per provider of the registry. No body
  * parser runs before these: the signature is checked over the exact bytes, and only a
  * verified delivery is parsed.
  */
@@ -45,14 +45,11 @@ export function mountWebhooks(router: Router, deps: Deps): void {
 
 /** The body as bytes, at most 1 MiB: refused up front by Content-Length, or while streaming. */
 async function readRawBody(ctx: KoaContext): Promise<Buffer> {
-  const declared = ctx.get('content-length');
-  if (declared && Number(declared) > WEBHOOK_BODY_LIMIT) throw new AppError('PAYLOAD_TOO_LARGE');
   try {
-    return await getRawBody(ctx.req, { limit: WEBHOOK_BODY_LIMIT, length: declared || undefined });
+    return await readLimitedBody(ctx, WEBHOOK_BODY_LIMIT);
   } catch (error) {
     const status = (error as { status?: number }).status;
-    if (status === 413) throw new AppError('PAYLOAD_TOO_LARGE');
-    if (status && status < 500) throw new AppError('INVALID_PAYLOAD', 'The request body could not be read.');
+    if (!(error instanceof AppError) && status && status < 500) throw new AppError('INVALID_PAYLOAD', 'The request body could not be read.');
     throw error;
   }
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Context } from '../context.ts';
+import { successOutput } from '../lib/validation.ts';
 import { restRoute } from '../rest-meta.ts';
 import { adminProcedure, router } from '../trpc.ts';
 import type { AuthContext } from '../modules/auth/auth.types.ts';
@@ -11,14 +12,13 @@ import {
   listInboxOutput,
   replayDeliveriesInput,
   replayedOutput,
-  successOutput,
 } from './admin.schemas.ts';
 import { inboxStats, listInbox, replayDeliveries, replayDelivery, showDelivery, type Actor } from './admin.service.ts';
 
 const NOT_ADMIN = { 401: 'No valid JWT, API key or cookie', 403: 'FORBIDDEN: the account is not an administrator' };
 const actor = (ctx: Context & { auth: AuthContext }): Actor => ({ accountId: ctx.auth.account.id, request: ctx.request });
 
-/** Contract section 9: the inbox of webhook deliveries, for accounts with role admin. */
+/** The operator API (docs/API.md, Operator API): the inbox of webhook deliveries, for accounts with role admin. */
 export const adminRouter = router({
   inboxStats: adminProcedure
     .meta(restRoute('GET', '/admin/inbox/stats', 'Deliveries per provider and state, and the oldest still waiting', { protect: true, errors: NOT_ADMIN }))

@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { strictInput } from '../lib/validation.ts';
 import { INBOX_STATES } from '../webhooks/inbox/repo.ts';
 import { PROVIDER_NAMES } from '../webhooks/provider.ts';
 
-const provider = z.enum(PROVIDER_NAMES).describe('The endpoint a delivery came in on (contract section 9)');
+const provider = z.enum(PROVIDER_NAMES).describe('The endpoint a delivery came in on');
 const instant = z.iso.datetime({ offset: true }).describe('An ISO-8601 date and time, e.g. 2026-11-23T12:00:00Z');
 
 export const inboxStatsOutput = z.object({
@@ -19,7 +20,7 @@ export const inboxStatsOutput = z.object({
   ),
 });
 
-export const listInboxInput = z.object({
+export const listInboxInput = strictInput({
   provider: provider.optional(),
   state: z.enum(INBOX_STATES).optional(),
   since: instant.optional().describe('Received at or after'),
@@ -47,21 +48,20 @@ export const listInboxOutput = z.object({
   next_cursor: z.string().nullable(),
 });
 
-export const deliveryIdInput = z.object({ id: z.string().min(1).max(100) });
+export const deliveryIdInput = strictInput({ id: z.string().min(1).max(100) });
 
 export const deliveryOutput = z.object({
   success: z.literal(true),
   delivery: z.object({ ...deliveryFields, payload: z.string().describe('The body as received, as text') }),
 });
 
-export const replayDeliveriesInput = z.object({
+export const replayDeliveriesInput = strictInput({
   provider: provider.optional(),
   state: z.enum(['dead', 'ignored']).optional().describe('Default dead'),
   since: instant.optional(),
   until: instant.optional(),
 });
 
-export const successOutput = z.object({ success: z.literal(true) });
 export const replayedOutput = z.object({ success: z.literal(true), replayed: z.number().int() });
 
 export type ListInboxInput = z.infer<typeof listInboxInput>;

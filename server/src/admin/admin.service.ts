@@ -159,7 +159,7 @@ export async function setRole(deps: Deps, actor: Actor, email: string, role: 'ad
 }
 
 /**
- * `secrets reencrypt` (contract section 10): every stored secret under the first DATA_KEY.
+ * `secrets reencrypt` (docs/DEPLOY.md, Rotating secrets): every stored secret under the first DATA_KEY.
  * Recorded with its counts; the values themselves never leave the database.
  */
 export async function reencryptSecrets(deps: Deps, actor: Actor, onProgress?: ReencryptProgress): Promise<ReencryptReport> {

@@ -19,7 +19,7 @@ async function changeRole(text: string, role: Role, options: { json?: boolean })
   printLine(changed ? `${email} (account ${id}) is now ${role === 'admin' ? 'an administrator' : 'a regular user'}.` : `${email} (account ${id}) already had role ${role}; nothing changed.`);
 }
 
-/** `promote <email>` and `demote <email>`: the only way to make an administrator (contract section 9). */
+/** `promote <email>` and `demote <email>`: the only way to make an administrator (docs/OPERATIONS.md, Operator CLI). */
 export function addAccountCommands(program: Command): void {
   program
     .command('promote')

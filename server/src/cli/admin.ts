@@ -5,7 +5,7 @@ import { addMigrateCommands } from './migrations.ts';
 import { EXIT, EXIT_CODES_HELP, reportFailure } from './output.ts';
 import { addSecretsCommands } from './secrets.ts';
 
-// `npm run admin -- <command>`: the operator's commands (contract section 9). They call the
+// `npm run admin -- <command>`: the operator's commands (docs/OPERATIONS.md, Operator CLI). They call the
 // same services as the admin procedures, straight on the database, so they work while the
 // gateway is down.
 

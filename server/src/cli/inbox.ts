@@ -37,7 +37,7 @@ async function show(id: string, options: JsonOption): Promise<void> {
   else printDelivery(result);
 }
 
-/** `inbox stats|list|show|replay|purge`: the inbox of webhook deliveries (contract section 9). */
+/** `inbox stats|list|show|replay|purge`: the inbox of webhook deliveries (docs/OPERATIONS.md, Operator CLI). */
 export function addInboxCommands(program: Command): void {
   const inbox = program.command('inbox').description('the webhook deliveries Gatehouse keeps: count, list, show, replay and purge them');
 

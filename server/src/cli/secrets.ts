@@ -21,7 +21,7 @@ async function reencrypt(options: { json?: boolean }): Promise<void> {
   }
 }
 
-/** `secrets reencrypt` (contract section 10), the last step of a DATA_KEY rotation. */
+/** `secrets reencrypt` (docs/DEPLOY.md, Rotating secrets), the last step of a DATA_KEY rotation. */
 export function addSecretsCommands(program: Command): void {
   const secrets = program.command('secrets').description('secrets stored in the database, sealed under DATA_KEY');
   secrets

@@ -20,9 +20,19 @@ const PRIVACY_SWEEP_MS = 60_000;
 const LOCK_UPDATE_MS = 2_000;
 const LOCK_STALE_MS = 10_000;
 
-type LockOwner = { pid: number; hostname: string };
+/**
+ * A process killed outright stays visible for a moment while the kernel tears its memory
+ * down (about 1.5 s measured for a SIGKILLed service on the embedded database), so a
+ * supervisor that restarts at once would be refused. An owner on this machine gets this long
+ * to be gone before the start is refused; bounded, as one that stays is a real second process.
+ */
+export const OWNER_EXIT_WAIT_MS = 5_000;
+const OWNER_POLL_MS = 100;
 
-/** Two processes on one DATA_DIR would corrupt it (contract section 10). */
+type LockOwner = { pid: number; hostname: string };
+type Release = () => Promise<void>;
+
+/** Two processes on one DATA_DIR would corrupt it (docs/CONFIGURATION.md, DATA_DIR). */
 export class DataDirInUse extends Error {
   constructor(readonly dataDir: string) {
     super(`DATA_DIR ${dataDir} is in use by another Gatehouse process (the embedded database serves one process at a time)`);
@@ -30,7 +40,7 @@ export class DataDirInUse extends Error {
   }
 }
 
-async function lockDataDir(dataDir: string, logger: Logger): Promise<() => Promise<void>> {
+async function lockDataDir(dataDir: string, logger: Logger): Promise<Release> {
   const lockPath = join(dataDir, 'gatehouse.lock');
   const ownerPath = `${lockPath}.owner`;
   const lock = () =>
@@ -43,24 +53,51 @@ async function lockDataDir(dataDir: string, logger: Logger): Promise<() => Promi
       // The library throws from a timer by default, taking the process down mid-request.
       onCompromised: (error) => logger.error({ err: error }, 'the DATA_DIR lock was lost: another process may be opening this DATA_DIR'),
     });
-  let release: () => Promise<void>;
-  try {
-    release = await lock();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error;
-    const owner = readOwner(ownerPath);
-    if (!owner || !diedOnThisMachine(owner)) throw new DataDirInUse(dataDir);
-    logger.warn({ pid: owner.pid }, 'DATA_DIR was locked by a process that is gone; taking the lock over');
-    rmSync(lockPath, { recursive: true, force: true });
-    release = await lock().catch((again: NodeJS.ErrnoException) => {
-      throw again.code === 'ELOCKED' ? new DataDirInUse(dataDir) : again;
-    });
-  }
+  const release = await acquire(dataDir, lock, ownerPath, logger);
   writeFileSync(ownerPath, JSON.stringify({ pid: process.pid, hostname: hostname() } satisfies LockOwner), { mode: 0o600 });
   return async () => {
     rmSync(ownerPath, { force: true });
     await release();
   };
+}
+
+/**
+ * Takes the lock, or takes it over from an owner that is gone. An owner on this machine that
+ * is still there is given OWNER_EXIT_WAIT_MS to go; an unknown one or one on another host is
+ * refused at once (it may be alive: only staleness tells).
+ */
+async function acquire(dataDir: string, lock: () => Promise<Release>, ownerPath: string, logger: Logger): Promise<Release> {
+  const deadline = Date.now() + OWNER_EXIT_WAIT_MS;
+  for (let waiting = false; ; waiting = true) {
+    const release = await lockUnlessHeld(lock);
+    if (release) return release;
+    const owner = readOwner(ownerPath);
+    const state = ownerState(owner);
+    if (state === 'gone') return takeOver(dataDir, lock, owner!.pid, logger);
+    // Once waiting, an owner file missing or changed is a release or takeover in progress.
+    if (state === 'elsewhere' && !waiting) throw new DataDirInUse(dataDir);
+    if (Date.now() >= deadline) throw new DataDirInUse(dataDir);
+    if (!waiting) logger.warn({ pid: owner?.pid }, `DATA_DIR is locked by a process on this machine; waiting up to ${OWNER_EXIT_WAIT_MS / 1000} s for it to exit`);
+    await new Promise((resolve) => setTimeout(resolve, OWNER_POLL_MS));
+  }
+}
+
+/** The lock's release, or undefined while another process holds it. */
+async function lockUnlessHeld(lock: () => Promise<Release>): Promise<Release | undefined> {
+  try {
+    return await lock();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOCKED') return undefined;
+    throw error;
+  }
+}
+
+async function takeOver(dataDir: string, lock: () => Promise<Release>, pid: number, logger: Logger): Promise<Release> {
+  logger.warn({ pid }, 'DATA_DIR was locked by a process that is gone; taking the lock over');
+  rmSync(join(dataDir, 'gatehouse.lock'), { recursive: true, force: true });
+  const release = await lockUnlessHeld(lock);
+  if (!release) throw new DataDirInUse(dataDir);
+  return release;
 }
 
 function readOwner(path: string): LockOwner | undefined {
@@ -72,15 +109,34 @@ function readOwner(path: string): LockOwner | undefined {
   }
 }
 
-function diedOnThisMachine(owner: LockOwner): boolean {
-  if (owner.hostname !== hostname()) return false;
-  if (owner.pid === process.pid) return true;
+function ownerState(owner: LockOwner | undefined): 'gone' | 'running' | 'elsewhere' {
+  if (!owner || owner.hostname !== hostname()) return 'elsewhere';
+  // A container restarted: every incarnation is pid 1 under the same hostname.
+  if (owner.pid === process.pid) return 'gone';
+  return isGone(owner.pid) ? 'gone' : 'running';
+}
+
+function isGone(pid: number): boolean {
   try {
-    process.kill(owner.pid, 0);
-    return false;
+    process.kill(pid, 0);
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
+  return isDead(pid);
+}
+
+/** A zombie (Z) or dead (X) process still answers kill(pid, 0) until its parent reaps it. */
+function isDead(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    // No /proc (macOS), or it is gone this instant: kill(pid, 0) decides on the next look.
+    return false;
+  }
+  // "pid (command) state ...": the command may itself hold spaces and parentheses.
+  const state = stat.slice(stat.lastIndexOf(')') + 2)[0];
+  return state === 'Z' || state === 'X';
 }
 
 export type EmbeddedPostgres = { url: string; stop(): Promise<void> };

@@ -13,13 +13,23 @@ export type TtlCacheOptions<V> = {
 };
 
 export interface TtlCache<V> {
+  /**
+   * Moves on every invalidation (`delete`, `clear`, a group's eviction). A value read from the
+   * database is stored only if the epoch has not moved since before the read: otherwise the
+   * change that invalidated it may have come after the read, and the value would outlive it.
+   */
+  readonly epoch: number;
   get(key: string): V | undefined;
-  set(key: string, value: V): void;
+  /** Stores `value`, unless `epochBefore` is given and an invalidation came since. */
+  set(key: string, value: V, epochBefore?: number): void;
   delete(key: string): void;
+  /** One invalidation of these keys: the epoch moves even when none of them is cached. */
+  evict(keys: Iterable<string>): void;
   clear(): void;
   /**
    * The cached value, or what `load` finds. Concurrent misses for one key share a load, and
-   * `undefined` is not remembered (a row made a moment later must be found at once).
+   * `undefined` is not remembered (a row made a moment later must be found at once), nor is
+   * a value whose load an invalidation overtook.
    */
   getOrLoad(key: string, load: () => Promise<V | undefined>): Promise<V | undefined>;
 }
@@ -33,6 +43,7 @@ export function createTtlCache<V>(options: TtlCacheOptions<V>): TtlCache<V> {
   const { clock, ttlMs, maxEntries, onStore, onRemove } = options;
   const entries = new Map<string, { value: V; storedAt: number }>();
   const inFlight = new Map<string, Promise<V | undefined>>();
+  let epoch = 0;
 
   const remove = (key: string) => {
     const entry = entries.get(key);
@@ -42,6 +53,9 @@ export function createTtlCache<V>(options: TtlCacheOptions<V>): TtlCache<V> {
   };
 
   const cache: TtlCache<V> = {
+    get epoch() {
+      return epoch;
+    },
     get(key) {
       const entry = entries.get(key);
       if (!entry) return undefined;
@@ -49,14 +63,22 @@ export function createTtlCache<V>(options: TtlCacheOptions<V>): TtlCache<V> {
       remove(key);
       return undefined;
     },
-    set(key, value) {
+    set(key, value, epochBefore) {
+      if (epochBefore !== undefined && epochBefore !== epoch) return;
       remove(key);
       if (entries.size >= maxEntries) remove(entries.keys().next().value!);
       entries.set(key, { value, storedAt: clock.now().getTime() });
       onStore?.(key, value);
     },
-    delete: remove,
+    delete(key) {
+      cache.evict([key]);
+    },
+    evict(keys) {
+      epoch += 1;
+      for (const key of keys) remove(key);
+    },
     clear() {
+      epoch += 1;
       entries.clear();
     },
     async getOrLoad(key, load) {
@@ -64,10 +86,11 @@ export function createTtlCache<V>(options: TtlCacheOptions<V>): TtlCache<V> {
       if (hit !== undefined) return hit;
       const running = inFlight.get(key);
       if (running) return running;
+      const epochBefore = epoch;
       const loading = load().finally(() => inFlight.delete(key));
       inFlight.set(key, loading);
       const value = await loading;
-      if (value !== undefined) cache.set(key, value);
+      if (value !== undefined) cache.set(key, value, epochBefore);
       return value;
     },
   };
@@ -75,7 +98,10 @@ export function createTtlCache<V>(options: TtlCacheOptions<V>): TtlCache<V> {
 }
 
 export interface GroupedTtlCache<V> extends TtlCache<V> {
-  /** Removes every entry of the group (an account's, say), whatever its key. */
+  /**
+   * Removes every entry of the group (an account's, say), whatever its key, and moves the
+   * epoch even when the group has none: a load for it may be under way.
+   */
   evictGroup(group: number): void;
 }
 
@@ -100,13 +126,21 @@ export function createGroupedTtlCache<V>(options: Omit<TtlCacheOptions<V>, 'onSt
     },
   });
   return {
-    ...cache,
+    get epoch() {
+      return cache.epoch;
+    },
+    get: cache.get,
+    set: cache.set,
+    delete: cache.delete,
+    evict: cache.evict,
+    getOrLoad: cache.getOrLoad,
     clear() {
       cache.clear();
       keysByGroup.clear();
     },
     evictGroup(group) {
-      for (const key of keysByGroup.get(group) ?? []) cache.delete(key);
+      // A copy: removing an entry deletes its key from this very set.
+      cache.evict([...(keysByGroup.get(group) ?? [])]);
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Migration } from './context.ts';
 
 /**
- * Account lifecycle (contract section 7):
+ * Account lifecycle (docs/API.md, Account lifecycle):
  * - sessions remember where they were opened (ip, user agent) and when last used;
  * - an API key rotated with a grace window keeps the old key's lookup hash until then
  *   (never its ciphertext: /me answers with the new key at once);

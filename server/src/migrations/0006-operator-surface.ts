@@ -1,7 +1,7 @@
 import type { Migration } from './context.ts';
 
 /**
- * Operator surface (contract section 9):
+ * Operator surface (docs/API.md, Operator API):
  * - the inbox is listed newest first, filtered by provider and/or state: an index for each
  *   combination, so a page costs a few index pages however many million rows there are;
  * - retention deletes old inbox rows, so a stored visitor message no longer holds its

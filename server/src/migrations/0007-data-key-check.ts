@@ -1,7 +1,7 @@
 import type { Migration } from './context.ts';
 
 /**
- * Production readiness (contract section 10): a value sealed under DATA_KEY that every start
+ * Production readiness (docs/CONFIGURATION.md, Secrets): a value sealed under DATA_KEY that every start
  * opens before serving, so a wrong key stops the start instead of turning logins into 500s.
  * Written at the first start after this migration (secrets/data-key-check.ts).
  */

@@ -1,2 +1,2 @@
-/** Lists return the most recent rows up to this many; the contract has no paging yet. */
+/** Lists return the most recent rows up to this many; the API has no paging for them yet. */
 export const LIST_LIMIT = 1000;

@@ -13,7 +13,7 @@ const WRONG_KEY =
   'Set DATA_KEY to the key it was set up with; to change keys, list the new key first and the old one after it, then run `npm run admin -- secrets reencrypt`.';
 
 /**
- * Stops the start when no DATA_KEY opens what this database holds (contract section 10):
+ * Stops the start when no DATA_KEY opens what this database holds (docs/CONFIGURATION.md, Secrets):
  * otherwise every login would fail later, with a 500. The check value is written at the first
  * start; a database that already holds secrets but no check value (made before it existed)
  * must first open one of each kind. Warns when the check value is under a key other than the

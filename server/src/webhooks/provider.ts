@@ -4,7 +4,7 @@ import type { WebhookHeaders } from './shared/signature.ts';
 
 /**
  * The endpoint a delivery came in on: one name from route to inbox column to file
- * (`providers/<name>.ts`), the names of contract section 9. The protocol behind it is a
+ * (`providers/<name>.ts`), the names the operator API uses (docs/API.md). The protocol behind it is a
  * scheme (`schemes/`): operator and messengerone both speak Telegram's.
  */
 export const PROVIDER_NAMES = ['billing', 'payment', 'operator', 'messengerone', 'messengertwo'] as const;

@@ -30,6 +30,16 @@ function mountEmailChange(router: Router, kit: PageKit, pages: AccountPages): vo
       await pages.show(ctx, refusal.status, { refused: { name: 'email', form: refusal.form, notice: refusal.notice } });
     }
   });
+  kit.post(router, '/account/email/cancel', async (ctx, form) => {
+    try {
+      await kit.call(ctx).auth.cancelEmailChange();
+      kit.redirect(ctx, '/account?done=email-cancelled');
+    } catch (error) {
+      if (pages.signedOut(ctx, error)) return;
+      const refusal = formRefusal(ctx, error, form, {});
+      await pages.show(ctx, refusal.status, { refused: { name: 'email', notice: refusal.notice } });
+    }
+  });
 }
 
 function mountSessions(router: Router, kit: PageKit, pages: AccountPages): void {

@@ -23,8 +23,13 @@ export function createAccountPages(kit: PageKit): AccountPages {
   };
   async function load(ctx: KoaContext): Promise<AccountData> {
     const caller = kit.call(ctx);
-    const [me, sessions, activity] = await Promise.all([caller.auth.me(), caller.auth.listSessions(), caller.auth.listActivity()]);
-    return { user: me.user, sessions: sessions.sessions, activity: activity.items };
+    const [me, sessions, activity, pending] = await Promise.all([
+      caller.auth.me(),
+      caller.auth.listSessions(),
+      caller.auth.listActivity(),
+      caller.auth.pendingEmailChange(),
+    ]);
+    return { user: me.user, sessions: sessions.sessions, activity: activity.items, pendingEmail: pending.pending };
   }
   return {
     signedOut,

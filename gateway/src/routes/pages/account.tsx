@@ -11,6 +11,7 @@ import { formRefusal } from './refusals.ts';
 const DONE_NOTICES: Record<string, Notice> = {
   password: { tone: 'success', text: 'Your password is changed. Every other session was signed out.' },
   email: { tone: 'success', text: 'Check your new address: we sent it a link to confirm the change. Until then your address stays as it is.' },
+  'email-cancelled': { tone: 'success', text: 'The e-mail change is cancelled: its link no longer works, and your address stays as it is.' },
   session: { tone: 'success', text: 'That session is signed out.' },
   others: { tone: 'success', text: 'Every other session is signed out.' },
 };

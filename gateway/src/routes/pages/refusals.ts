@@ -27,7 +27,7 @@ function validationRefusal(issues: Array<{ path: string; message: string }>, for
  * A procedure's refusal as its form shows it: validation issues under the fields they name,
  * a rate limit with how long to wait (and `Retry-After`), the codes in `texts` as a message.
  * The values typed come back, passwords never. Anything else (an outage, a bug) is thrown
- * on, to the problem page. Pages branch on the contract's code only, never on its wording.
+ * on, to the problem page. Pages branch on the error code only, never on its wording.
  */
 export function formRefusal(ctx: KoaContext, error: unknown, form: FormFields, labels: FieldLabels, texts: Partial<Record<ErrorCode, string>> = {}): Refusal {
   const { code, status, headers, body } = toErrorResponse(error);
@@ -50,7 +50,7 @@ export function formRefusal(ctx: KoaContext, error: unknown, form: FormFields, l
   return { code, status, form: { values }, notice: { tone: 'error', text } };
 }
 
-/** Whether `error` is a procedure's refusal with this contract code. */
+/** Whether `error` is a procedure's refusal with this error code. */
 export function isRefusal(error: unknown, code: ErrorCode): boolean {
   return toErrorResponse(error).code === code;
 }

@@ -57,22 +57,15 @@ export function createAuthCache(options: { clock: Clock; ttlMs?: number; maxEntr
     groupOf: (value) => value.account.id,
   });
   let enabled = false;
-  let epoch = 0;
-  const forgetAll = () => {
-    epoch += 1;
-    entries.clear();
-  };
-  const evictAccount = (accountId: number) => {
-    epoch += 1;
-    entries.evictGroup(accountId);
-  };
+  const forgetAll = () => entries.clear();
+  const evictAccount = (accountId: number) => entries.evictGroup(accountId);
 
   return {
     get enabled() {
       return enabled;
     },
     get epoch() {
-      return epoch;
+      return entries.epoch;
     },
     get(key) {
       const value = enabled ? entries.get(key) : undefined;
@@ -84,9 +77,9 @@ export function createAuthCache(options: { clock: Clock; ttlMs?: number; maxEntr
       return value;
     },
     set(key, value, epochBefore) {
-      if (!enabled || epochBefore !== epoch) return;
+      if (!enabled) return;
       // Shared by every request that hits it: nobody may change it in place.
-      entries.set(key, { ...value, account: Object.freeze({ ...value.account }) });
+      entries.set(key, { ...value, account: Object.freeze({ ...value.account }) }, epochBefore);
     },
     evictAccount,
     listening() {

@@ -4,9 +4,9 @@ import { AppError } from '../../errors.ts';
 import { rateLimitSubject } from '../../lib/rate-limiter.ts';
 import { recordEvent } from './auth.audit.ts';
 import { AUTH_RATE_RULES, refuseIfLimited } from './auth.limits.ts';
-import { emailChangeMail, emailChangeRequestedNotice, emailTakenNotice } from './auth.mails.ts';
+import { emailChangedNotice, emailChangeMail, emailChangeRequestedNotice, emailTakenNotice } from './auth.mails.ts';
 import { confirmPassword } from './auth.password-check.ts';
-import { issueToken, useToken, voidTokens } from './auth.tokens.ts';
+import { issueToken, pendingEmailChange, TAKEOVER_LINKS, useToken, voidTokens } from './auth.tokens.ts';
 import type { AuthContext } from './auth.types.ts';
 
 const REQUESTED_MESSAGE = 'Check the new address: we sent it a link to confirm the change. Until then your address stays as it is.';
@@ -14,21 +14,27 @@ const REQUESTED_MESSAGE = 'Check the new address: we sent it a link to confirm t
 /**
  * Needs the password. The new address gets a link, the current one a notice, and nothing
  * changes until the link is used. An address that another account has gets the same answer
- * and a notice instead of a link, so the answer says nothing about who uses which address.
+ * and a notice instead of a link, so the answer says nothing about who uses which address;
+ * a token is made all the same (never mailed, so never used), so that the change shows as
+ * pending on the account page whichever way it went.
  */
 export async function changeEmail(deps: Deps, auth: AuthContext, input: { new_email: string; password: string }, request: RequestInfo) {
   await confirmPassword(deps, auth, input.password, request);
   refuseIfLimited(await deps.rateLimiter.hit([{ rule: AUTH_RATE_RULES.emailChangesPerAccount, key: String(auth.account.id) }]));
   const { account } = auth;
+  const accountUrl = `${deps.config.publicUrl}/account`;
   const mails = await deps.db.transaction(async (tx) => {
     const [holder] = await tx.query<{ id: number; name: string }>('SELECT id, name FROM accounts WHERE email = $1', [input.new_email]);
     await recordEvent(tx, deps.clock, 'email.change_requested', { accountId: account.id }, request);
-    const notice = emailChangeRequestedNotice(account.email, account.name, input.new_email);
-    // Earlier links die whichever way this goes: if they lived on only when the new address
-    // is taken, one of them would tell whether it is.
-    await voidTokens(tx, deps.clock, account.id, ['email_change']);
-    if (holder) return holder.id === account.id ? [] : [emailTakenNotice(input.new_email, holder.name), notice];
+    if (holder?.id === account.id) {
+      // Earlier links die whichever way this goes: if they lived on only when the new address
+      // is taken, one of them would tell whether it is.
+      await voidTokens(tx, deps.clock, account.id, ['email_change']);
+      return [];
+    }
     const token = await issueToken(tx, deps.clock, account.id, 'email_change', { newEmail: input.new_email });
+    const notice = emailChangeRequestedNotice(account.email, account.name, input.new_email, accountUrl);
+    if (holder) return [emailTakenNotice(input.new_email, holder.name), notice];
     return [emailChangeMail(input.new_email, account.name, `${deps.config.publicUrl}/confirm-email?token=${encodeURIComponent(token)}`), notice];
   });
   for (const mail of mails) deps.mailer.sendInBackground(mail);
@@ -38,6 +44,8 @@ export async function changeEmail(deps: Deps, auth: AuthContext, input: { new_em
 /**
  * The link from the new address: the account moves to it, and it counts as verified (the
  * mail arrived). If the address was taken in the meantime, the link is spent and refused.
+ * The address the account leaves hears of it: if its owner did not do this, it is their
+ * last chance to know.
  */
 export async function confirmEmailChange(deps: Deps, token: string, request: RequestInfo) {
   refuseIfLimited(await deps.rateLimiter.hit([{ rule: AUTH_RATE_RULES.tokenUsesPerIp, key: rateLimitSubject(request.ip) }]));
@@ -46,16 +54,40 @@ export async function confirmEmailChange(deps: Deps, token: string, request: Req
     if (!used?.new_email) return undefined;
     const [taken] = await tx.query('SELECT 1 FROM accounts WHERE email = $1', [used.new_email]);
     if (taken) return undefined;
+    const [before] = await tx.query<{ email: string; name: string }>('SELECT email, name FROM accounts WHERE id = $1 FOR UPDATE', [used.account_id]);
     await tx.query('UPDATE accounts SET email = $2, email_verified = true, updated_at = $3 WHERE id = $1', [used.account_id, used.new_email, deps.clock.now()]);
-    await voidTokens(tx, deps.clock, used.account_id, ['email_change', 'reset']);
+    await voidTokens(tx, deps.clock, used.account_id, TAKEOVER_LINKS);
     await recordEvent(tx, deps.clock, 'email.changed', { accountId: used.account_id }, request);
-    return used.account_id;
+    return { accountId: used.account_id, notice: emailChangedNotice(before.email, before.name, used.new_email) };
   }).catch((error: { parent?: { code?: string }; code?: string }) => {
     // A registration that took the address between the check and the update.
     if ((error.parent?.code ?? error.code) === '23505') return undefined;
     throw error;
   });
   if (changed === undefined) throw new AppError('INVALID_TOKEN');
-  deps.authCache.evictAccount(changed);
+  deps.authCache.evictAccount(changed.accountId);
+  deps.mailer.sendInBackground(changed.notice);
   return { success: true as const, message: 'Your new e-mail address is confirmed: use it to log in from now on.' };
+}
+
+/** The change waiting for its link, if any, so the owner can see it and cancel it. */
+export async function showPendingEmailChange(deps: Deps, auth: AuthContext) {
+  const pending = await pendingEmailChange(deps.db, deps.clock, auth.account.id);
+  return {
+    success: true as const,
+    pending: pending ? { new_email: pending.new_email, requested_at: pending.created_at.toISOString(), expires_at: pending.expires_at.toISOString() } : null,
+  };
+}
+
+/** Voids the pending change's link. Asking when nothing is pending is no error: the outcome is the same. */
+export async function cancelEmailChange(deps: Deps, auth: AuthContext, request: RequestInfo) {
+  const cancelled = await deps.db.transaction(async (tx) => {
+    const count = await voidTokens(tx, deps.clock, auth.account.id, ['email_change']);
+    if (count) await recordEvent(tx, deps.clock, 'email.change_cancelled', { accountId: auth.account.id }, request);
+    return count > 0;
+  });
+  return {
+    success: true as const,
+    message: cancelled ? 'The e-mail change was cancelled: its link no longer works.' : 'No e-mail change was pending.',
+  };
 }

@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { noInput, successOutput } from '../../lib/validation.ts';
 import { authedProcedure, publicProcedure } from '../../trpc.ts';
 import { deleteAccount } from './auth.account.ts';
 import { listActivity } from './auth.audit.ts';
-import { changeEmail, confirmEmailChange } from './auth.email-change.ts';
+import { cancelEmailChange, changeEmail, confirmEmailChange, showPendingEmailChange } from './auth.email-change.ts';
 import { rotateApiKey } from './auth.keys.ts';
 import { changePassword, forgotPassword, resetPassword } from './auth.passwords.ts';
 import { rest } from './auth.rest.ts';
@@ -14,6 +15,7 @@ import {
   deleteAccountInput,
   forgotPasswordInput,
   messageOutput,
+  pendingEmailChangeOutput,
   resetPasswordInput,
   revokeAllSessionsInput,
   revokeAllSessionsOutput,
@@ -21,7 +23,6 @@ import {
   rotateApiKeyOutput,
   sessionIdInput,
   sessionsOutput,
-  successOutput,
 } from './auth.schemas.ts';
 import { listSessions, revokeAllSessions, revokeSession } from './auth.sessions.ts';
 
@@ -29,7 +30,7 @@ const NO_CREDENTIALS = 'No valid JWT, API key or cookie';
 const WRONG_PASSWORD = 'INVALID_CREDENTIALS: the password is wrong (it counts as a failed login)';
 const INVALID_BODY = 'A field is missing or invalid (see issues), or the body is not JSON';
 
-/** Contract section 7: looking after an account. Merged into `auth.*` (auth.router.ts). */
+/** The account lifecycle (docs/API.md, Account lifecycle): looking after an account. Merged into `auth.*` (auth.router.ts). */
 export const lifecycleProcedures = {
   forgotPassword: publicProcedure
     .meta(rest('POST', 'password/forgot', 'E-mail a link to choose a new password (the same answer for every address)', {
@@ -100,6 +101,24 @@ export const lifecycleProcedures = {
     .input(changeEmailInput)
     .output(messageOutput)
     .mutation(({ ctx, input }) => changeEmail(ctx.deps, ctx.auth, input, ctx.request)),
+
+  pendingEmailChange: authedProcedure
+    .meta(rest('GET', 'email/pending', 'The e-mail change waiting for its confirmation link, if any', {
+      protect: true,
+      errors: { 401: NO_CREDENTIALS },
+    }))
+    .input(z.void())
+    .output(pendingEmailChangeOutput)
+    .query(({ ctx }) => showPendingEmailChange(ctx.deps, ctx.auth)),
+
+  cancelEmailChange: authedProcedure
+    .meta(rest('POST', 'email/cancel', 'Cancel the pending e-mail change: its link stops working', {
+      protect: true,
+      errors: { 400: INVALID_BODY, 401: NO_CREDENTIALS },
+    }))
+    .input(noInput)
+    .output(messageOutput)
+    .mutation(({ ctx }) => cancelEmailChange(ctx.deps, ctx.auth, ctx.request)),
 
   confirmEmailChange: publicProcedure
     .meta(rest('POST', 'email/confirm', 'Confirm a new address with the token mailed to it', {

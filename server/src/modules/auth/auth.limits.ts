@@ -20,7 +20,7 @@ export const AUTH_RATE_RULES = {
   emailChangesPerAccount: { name: 'email-change', limit: 5, windowSeconds: 3600 },
 } satisfies Record<string, RateRule>;
 
-/** A refusal is reported to the limiter (counted by rule in the metrics), then thrown as the contract's 429. */
+/** A refusal is reported to the limiter (counted by rule in the metrics), then thrown as a 429 RATE_LIMITED. */
 export function refuseIfLimited(decision: RateDecision): void {
   if (decision.allowed) return;
   decision.report();

@@ -128,7 +128,7 @@ export function emailChangeMail(to: string, name: string, confirmUrl: string): M
   });
 }
 
-export function emailChangeRequestedNotice(to: string, name: string, newEmail: string): Mail {
+export function emailChangeRequestedNotice(to: string, name: string, newEmail: string, accountUrl: string): Mail {
   return compose({
     to,
     subject: 'A change of your e-mail address was requested',
@@ -136,7 +136,22 @@ export function emailChangeRequestedNotice(to: string, name: string, newEmail: s
     paragraphs: [
       `Hello ${name},`,
       `Someone signed in to your Gatehouse account asked to change its e-mail address to ${newEmail}. It changes only when that address confirms; until then this one stays.`,
-      NOT_YOU,
+      'If it was not you, cancel the change on your account page, then change your password: that also voids the link.',
+    ],
+    link: { url: accountUrl, label: 'Open your account' },
+  });
+}
+
+/** To the address an account just left: the last word it gets, so it says what to do if it was not its owner. */
+export function emailChangedNotice(to: string, name: string, newEmail: string): Mail {
+  return compose({
+    to,
+    subject: 'Your Gatehouse e-mail address was changed',
+    title: 'Your e-mail address was changed',
+    paragraphs: [
+      `Hello ${name},`,
+      `Your Gatehouse account now uses ${newEmail}: sign-in, password resets and notices go there from now on, and this address gets nothing more.`,
+      'If you did not make this change, contact support at once: someone else may control your account.',
     ],
   });
 }

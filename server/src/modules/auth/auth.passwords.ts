@@ -8,7 +8,7 @@ import { AUTH_RATE_RULES, refuseIfLimited } from './auth.limits.ts';
 import { passwordChangedNotice, passwordResetNotice, resetMail } from './auth.mails.ts';
 import { confirmPassword } from './auth.password-check.ts';
 import { revokeSessions } from './auth.sessions.ts';
-import { issueToken, tokenIsLive, useToken, voidTokens } from './auth.tokens.ts';
+import { issueToken, TAKEOVER_LINKS, tokenIsLive, useToken, voidTokens } from './auth.tokens.ts';
 import type { AuthContext } from './auth.types.ts';
 
 const FORGOT_MESSAGE = 'If an account uses this address, a link to choose a new password is on its way.';
@@ -60,7 +60,7 @@ export async function resetPassword(deps: Deps, token: string, password: string,
       [used.account_id, passwordHash, deps.clock.now()],
     );
     await revokeSessions(tx, deps.clock, used.account_id);
-    await voidTokens(tx, deps.clock, used.account_id, ['reset', 'verify', 'email_change']);
+    await voidTokens(tx, deps.clock, used.account_id, [...TAKEOVER_LINKS, 'verify']);
     await recordEvent(tx, deps.clock, 'password.reset', { accountId: used.account_id }, request);
     return { id: used.account_id, ...row };
   });
@@ -73,7 +73,9 @@ export async function resetPassword(deps: Deps, token: string, password: string,
 
 /**
  * Needs the current password. Every other session ends at once on every instance; the
- * calling JWT's own stays (called with the API key there is none to keep).
+ * calling JWT's own stays (called with the API key there is none to keep). Pending e-mail
+ * change and reset links die too: the owner changing a password is often taking the account
+ * back from someone who asked for one of them.
  */
 export async function changePassword(deps: Deps, auth: AuthContext, input: { current_password: string; new_password: string }, request: RequestInfo) {
   await confirmPassword(deps, auth, input.current_password, request);
@@ -81,6 +83,7 @@ export async function changePassword(deps: Deps, auth: AuthContext, input: { cur
   await deps.db.transaction(async (tx) => {
     await tx.query('UPDATE accounts SET password_hash = $2, updated_at = $3 WHERE id = $1', [auth.account.id, passwordHash, deps.clock.now()]);
     await revokeSessions(tx, deps.clock, auth.account.id, auth.sessionId);
+    await voidTokens(tx, deps.clock, auth.account.id, TAKEOVER_LINKS);
     await recordEvent(tx, deps.clock, 'password.changed', { accountId: auth.account.id }, request);
   });
   deps.authCache.evictAccount(auth.account.id);

@@ -3,6 +3,7 @@ import { DEVICE_COOKIE, SESSION_COOKIE, type Context } from '../../context.ts';
 import { authedProcedure, publicProcedure, router } from '../../trpc.ts';
 import { DEVICE_TTL_SECONDS } from './auth.devices.ts';
 import { lifecycleProcedures } from './auth.lifecycle.router.ts';
+import { noInput } from '../../lib/validation.ts';
 import { setCookieHeader } from '../../rest-meta.ts';
 import { rest } from './auth.rest.ts';
 import {
@@ -81,6 +82,7 @@ export const authRouter = router({
       protect: true,
       errors: { 401: 'No valid JWT, API key or cookie' },
     }))
+    .input(z.void())
     .output(meOutput)
     .query(({ ctx }) => ({ success: true as const, user: auth.me(ctx.auth) })),
 
@@ -90,7 +92,7 @@ export const authRouter = router({
       errors: { 401: 'No valid session JWT or cookie (an API key has no session to end)' },
       responseHeaders: setCookieHeader('svc_token=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0'),
     }))
-    .input(z.void())
+    .input(noInput)
     .output(logoutOutput)
     .mutation(async ({ ctx }) => {
       await auth.logout(ctx.deps, ctx.auth, ctx.request);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseBareEmail } from '../../lib/text.ts';
+import { strictInput } from '../../lib/validation.ts';
 
 // A bare address only: a display name or a second address in <> would reach the mailer.
 const emailSchema = z
@@ -15,7 +16,7 @@ const emailSchema = z
 // Never trimmed or truncated: the password is exactly what was typed.
 const passwordSchema = z.string().min(8, 'must be at least 8 characters').max(128, 'must be at most 128 characters');
 
-export const registerInput = z.object({
+export const registerInput = strictInput({
   email: emailSchema,
   password: passwordSchema,
   name: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
@@ -27,13 +28,13 @@ export const registerInput = z.object({
     .transform((company) => company || null),
 });
 
-const tokenSchema = z.string().min(1).max(200);
+const tokenSchema = z.string().min(1).max(200, 'must be at most 200 characters');
 // A password being checked, not set: any length a stored one could have had.
 const currentPasswordSchema = z.string().min(1).max(128);
 
-export const verifyEmailInput = z.object({ token: tokenSchema });
-export const resendVerificationInput = z.object({ email: emailSchema });
-export const loginInput = z.object({ email: emailSchema, password: z.string().min(1).max(128) });
+export const verifyEmailInput = strictInput({ token: tokenSchema });
+export const resendVerificationInput = strictInput({ email: emailSchema });
+export const loginInput = strictInput({ email: emailSchema, password: z.string().min(1).max(128) });
 
 export const userSchema = z.object({
   id: z.number().int(),
@@ -53,24 +54,30 @@ export const loginOutput = z.object({ success: z.literal(true), token: z.string(
 export const meOutput = z.object({ success: z.literal(true), user: userSchema });
 export const logoutOutput = z.object({ success: z.literal(true) });
 
-export const successOutput = z.object({ success: z.literal(true) });
 
-// Contract section 7: the account lifecycle.
-export const forgotPasswordInput = z.object({ email: emailSchema });
-export const resetPasswordInput = z.object({ token: tokenSchema, password: passwordSchema });
-export const changePasswordInput = z.object({ current_password: currentPasswordSchema, new_password: passwordSchema });
-export const rotateApiKeyInput = z.object({
+// The account lifecycle (docs/API.md, Account lifecycle).
+export const forgotPasswordInput = strictInput({ email: emailSchema });
+export const resetPasswordInput = strictInput({ token: tokenSchema, password: passwordSchema });
+export const changePasswordInput = strictInput({ current_password: currentPasswordSchema, new_password: passwordSchema });
+export const rotateApiKeyInput = strictInput({
   grace_seconds: z.number().int().min(0, 'must be 0 to 86400').max(86_400, 'must be 0 to 86400').optional().describe('How long the previous key keeps working (default 0: not at all)'),
 });
 export const rotateApiKeyOutput = z.object({ success: z.literal(true), api_key: z.string() });
-export const sessionIdInput = z.object({ id: z.string().min(1).max(100) });
-export const revokeAllSessionsInput = z.object({
+export const sessionIdInput = strictInput({ id: z.string().min(1).max(100) });
+export const revokeAllSessionsInput = strictInput({
   keep_current: z.boolean().optional().describe("Keep the calling JWT's own session (default true)"),
 });
 export const revokeAllSessionsOutput = z.object({ success: z.literal(true), revoked: z.number().int() });
-export const changeEmailInput = z.object({ new_email: emailSchema, password: currentPasswordSchema });
-export const confirmEmailChangeInput = z.object({ token: tokenSchema });
-export const deleteAccountInput = z.object({ password: currentPasswordSchema });
+export const changeEmailInput = strictInput({ new_email: emailSchema, password: currentPasswordSchema });
+export const confirmEmailChangeInput = strictInput({ token: tokenSchema });
+export const pendingEmailChangeOutput = z.object({
+  success: z.literal(true),
+  pending: z
+    .object({ new_email: z.string(), requested_at: z.string(), expires_at: z.string() })
+    .nullable()
+    .describe('The change waiting for its confirmation link, or null'),
+});
+export const deleteAccountInput = strictInput({ password: currentPasswordSchema });
 
 export const sessionSchema = z.object({
   id: z.string(),
@@ -95,6 +102,7 @@ export const AUDIT_EVENTS = [
   'api_key.rotated',
   'email.change_requested',
   'email.changed',
+  'email.change_cancelled',
   'account.deleted',
   // The account's sites and channels: the secrets that prove its webhook deliveries.
   'site.created',

@@ -5,6 +5,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Queryable } from '../../lib/db.ts';
 import { isUuid } from '../../lib/text.ts';
 import { recordEvent } from './auth.audit.ts';
+import { TAKEOVER_LINKS, voidTokens } from './auth.tokens.ts';
 import type { AuthContext } from './auth.types.ts';
 
 type SessionRow = { id: string; created_at: Date; last_used_at: Date | null; ip: string | null; user_agent: string | null };
@@ -58,9 +59,13 @@ export async function revokeSession(deps: Deps, auth: AuthContext, sessionId: st
   return { success: true as const };
 }
 
-/** "Sign out everywhere": every live session, or every other one (the calling JWT's stays). */
+/**
+ * "Sign out everywhere": every live session, or every other one (the calling JWT's stays).
+ * Whoever is being signed out may have asked for an e-mail change or a reset link: those die too.
+ */
 export async function revokeAllSessions(deps: Deps, auth: AuthContext, keepCurrent: boolean, request: RequestInfo) {
   const revoked = await deps.db.transaction(async (tx) => {
+    await voidTokens(tx, deps.clock, auth.account.id, TAKEOVER_LINKS);
     const count = await revokeSessions(tx, deps.clock, auth.account.id, keepCurrent ? auth.sessionId : undefined);
     if (count) await recordEvent(tx, deps.clock, 'session.revoked', { accountId: auth.account.id }, request, { count, kept_current: keepCurrent });
     return count;

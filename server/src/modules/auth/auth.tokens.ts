@@ -52,6 +52,29 @@ export async function tokenIsLive(db: Queryable, clock: Clock, purpose: TokenPur
   return rows.length > 0;
 }
 
-export async function voidTokens(db: Queryable, clock: Clock, accountId: number, purposes: TokenPurpose[]): Promise<void> {
-  await db.query('UPDATE email_tokens SET used_at = $3 WHERE account_id = $1 AND purpose = ANY($2) AND used_at IS NULL', [accountId, purposes, clock.now()]);
+/** Voids the account's unused tokens of these purposes; returns how many were voided. */
+export async function voidTokens(db: Queryable, clock: Clock, accountId: number, purposes: TokenPurpose[]): Promise<number> {
+  const rows = await db.query(
+    'UPDATE email_tokens SET used_at = $3 WHERE account_id = $1 AND purpose = ANY($2) AND used_at IS NULL RETURNING 1',
+    [accountId, purposes, clock.now()],
+  );
+  return rows.length;
+}
+
+/**
+ * The links that would let whoever holds them take the account over: a new address for it,
+ * or a new password. A password change, a reset and "sign out everywhere" void them, so a
+ * link asked for with a stolen password dies when the owner takes the account back.
+ */
+export const TAKEOVER_LINKS: TokenPurpose[] = ['email_change', 'reset'];
+
+/** The account's live e-mail change, if one waits for its link: where to, since and until when. */
+export async function pendingEmailChange(db: Queryable, clock: Clock, accountId: number): Promise<{ new_email: string; created_at: Date; expires_at: Date } | undefined> {
+  const [pending] = await db.query<{ new_email: string; created_at: Date; expires_at: Date }>(
+    `SELECT new_email, created_at, expires_at FROM email_tokens
+     WHERE account_id = $1 AND purpose = 'email_change' AND used_at IS NULL AND expires_at > $2 AND new_email IS NOT NULL
+     ORDER BY created_at DESC LIMIT 1`,
+    [accountId, clock.now()],
+  );
+  return pending;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { authedProcedure, router } from '../../trpc.ts';
-import { successOutput } from '../auth/auth.schemas.ts';
+import { successOutput } from '../../lib/validation.ts';
 import {
   channelIdInput,
   channelListOutput,

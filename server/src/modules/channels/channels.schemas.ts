@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { strictInput } from '../../lib/validation.ts';
 
 export const PLATFORMS = ['messengerone', 'messengertwo'] as const;
 export type Platform = (typeof PLATFORMS)[number];
@@ -7,9 +8,9 @@ const channelName = z.string().trim().min(1, 'must not be empty').max(100, 'must
 // Messenger two signs deliveries with the bot token, so it must be a real secret.
 const botToken = z.string().trim().min(8, 'must be at least 8 characters').max(500, 'must be at most 500 characters');
 
-export const createChannelInput = z.object({ platform: z.enum(PLATFORMS), name: channelName, botToken });
+export const createChannelInput = strictInput({ platform: z.enum(PLATFORMS), name: channelName, botToken });
 
-export const channelIdInput = z.object({ channelId: z.string().min(1).max(100) });
+export const channelIdInput = strictInput({ channelId: z.string().min(1).max(100) });
 
 /**
  * A new name, a new bot token (after it was revoked at the platform), a new secret token
@@ -20,7 +21,7 @@ export const updateChannelInput = channelIdInput
   .extend({ name: channelName.optional(), botToken: botToken.optional(), rotateSecretToken: z.boolean().optional() })
   .refine(
     (input) => input.name !== undefined || input.botToken !== undefined || input.rotateSecretToken === true,
-    'give name, botToken, rotateSecretToken: true, or several of them',
+    'must give name, botToken, rotateSecretToken: true, or several of them',
   );
 
 export const createChannelOutput = z.object({ channelId: z.string(), webhookUrl: z.string(), secretToken: z.string().nullable() });

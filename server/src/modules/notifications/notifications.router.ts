@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { noInput } from '../../lib/validation.ts';
 import { authedProcedure, router } from '../../trpc.ts';
 import { linkCodeOutput, notificationStatusOutput } from './notifications.schemas.ts';
 import * as notifications from './notifications.service.ts';
@@ -6,7 +7,7 @@ import * as notifications from './notifications.service.ts';
 /** Linking Telegram chats to the account through the operator bot. */
 export const notificationsRouter = router({
   createLinkCode: authedProcedure
-    .input(z.void())
+    .input(noInput)
     .output(linkCodeOutput)
     .mutation(({ ctx }) => notifications.createLinkCode(ctx.deps, ctx.auth.account.id)),
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { strictInput } from '../../lib/validation.ts';
 
 export const PAYMENT_STATUSES = ['pending', 'paid', 'failed', 'expired', 'refunded'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
@@ -7,9 +8,9 @@ const siteName = z.string().trim().min(1, 'must not be empty').max(100, 'must be
 // The Stripe signing secret (whsec_...). Surrounding whitespace is a copy-paste accident.
 const paymentWebhookSecret = z.string().trim().min(8, 'must be at least 8 characters').max(500, 'must be at most 500 characters');
 
-export const createSiteInput = z.object({ name: siteName, paymentWebhookSecret });
+export const createSiteInput = strictInput({ name: siteName, paymentWebhookSecret });
 
-export const siteKeyInput = z.object({ siteKey: z.string().min(1).max(200) });
+export const siteKeyInput = strictInput({ siteKey: z.string().min(1).max(200) });
 
 /**
  * A new name, a new signing secret, or both. While Stripe rolls a secret it signs with the
@@ -18,7 +19,7 @@ export const siteKeyInput = z.object({ siteKey: z.string().min(1).max(200) });
  */
 export const updateSiteInput = siteKeyInput
   .extend({ name: siteName.optional(), paymentWebhookSecret: paymentWebhookSecret.optional() })
-  .refine((input) => input.name !== undefined || input.paymentWebhookSecret !== undefined, 'give name, paymentWebhookSecret or both');
+  .refine((input) => input.name !== undefined || input.paymentWebhookSecret !== undefined, 'must give name, paymentWebhookSecret or both');
 
 export const createSiteOutput = z.object({ siteKey: z.string(), webhookUrl: z.string() });
 

@@ -103,7 +103,7 @@ export async function markDead(db: Queryable, id: string, now: Date): Promise<{ 
   return row;
 }
 
-// ------------------------------------------------------------ operators (contract section 9)
+// ------------------------------------------------------------ operators (docs/API.md, Operator API)
 
 export const INBOX_STATES = ['received', 'processed', 'ignored', 'dead'] as const;
 export type InboxState = (typeof INBOX_STATES)[number];

@@ -3,7 +3,7 @@ import { verifyTimestampedHmac, type TimestampedScheme, type WebhookHeaders } fr
 
 /**
  * Paddle Billing: `Paddle-Signature: ts=<unix>;h1=<hex>[;h1=...]` over `ts + ":" + body`.
- * Paddle's own SDK only rejects old timestamps; the contract asks for a symmetric window.
+ * Paddle's own SDK only rejects old timestamps; Gatehouse keeps a symmetric window (docs/WEBHOOKS.md).
  */
 const PADDLE_SIGNATURE: TimestampedScheme = {
   header: 'paddle-signature',

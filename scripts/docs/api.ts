@@ -1,0 +1,205 @@
+import type { OpenAPIObject } from 'openapi3-ts/oas31';
+import { z } from 'zod';
+import { createOpenApiDocument } from '../../gateway/src/routes/openapi-document.ts';
+import { ERROR_STATUS, type ErrorCode } from '../../server/src/errors.ts';
+import { AUTH_RATE_RULES } from '../../server/src/modules/auth/auth.limits.ts';
+import { appRouter } from '../../server/src/router.ts';
+import type { ProcedureMeta } from '../../server/src/trpc.ts';
+import { code, headingAnchor, inputTable, outputTable, shapeText, sourceNote, table, type JsonSchema } from './markdown.ts';
+
+/** Where the REST routes are mounted (gateway/src/routes/rest.ts). */
+export const API_PREFIX = '/api/v1';
+
+type Loose = Record<string, any>;
+type Procedure = { path: string; type: 'query' | 'mutation'; meta?: ProcedureMeta; input?: z.ZodType; output?: z.ZodType };
+
+export function procedures(): Procedure[] {
+  const all = appRouter._def.procedures as unknown as Record<string, { _def: { type: Procedure['type']; meta?: ProcedureMeta; inputs: z.ZodType[]; output?: z.ZodType } }>;
+  return Object.entries(all).map(([path, { _def }]) => ({ path, type: _def.type, meta: _def.meta, input: _def.inputs[0], output: _def.output }));
+}
+
+/** The REST routes as the service publishes them: the same call routes/rest.ts makes. */
+export function restDocument(): OpenAPIObject {
+  return createOpenApiDocument('http://localhost:3000', API_PREFIX);
+}
+
+const jsonSchemaOf = (schema: z.ZodType | undefined, io: 'input' | 'output'): JsonSchema =>
+  schema ? (z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema) : {};
+
+/** What each code means to a caller. A code added to ERROR_STATUS without a line here stops `npm run docs`. */
+const ERROR_MEANINGS: Record<ErrorCode, string> = {
+  VALIDATION_FAILED: 'A field is missing, malformed, out of range or not a field of the route; `issues` names each one. Also a control character in a path segment or header.',
+  INVALID_JSON: 'The body is not valid JSON.',
+  INVALID_TOKEN: 'An e-mailed token (verification, password reset, e-mail change) is unknown, used or expired.',
+  INVALID_PAYLOAD: 'Webhooks only: the signature is valid, but the body is not a payload the scheme can read.',
+  UNAUTHORIZED: 'No valid credential: no JWT, API key or cookie, or an expired or revoked one. Sent with `WWW-Authenticate: Bearer`.',
+  INVALID_CREDENTIALS: 'Login: unknown e-mail or wrong password (one answer for both). Elsewhere: the current password is wrong.',
+  INVALID_SIGNATURE: 'Webhooks only: the signature header is missing, malformed or wrong, or its timestamp is too old.',
+  FORBIDDEN: 'Not allowed: a write by the `svc_token` cookie from another site, or an admin route called by an account that is not an admin.',
+  EMAIL_NOT_VERIFIED: 'Login: the password is right, but the address is not verified yet.',
+  NOT_FOUND: "No such route, session, delivery, site or channel. Another account's site or channel is not found either.",
+  METHOD_NOT_ALLOWED: 'The path exists, but not with this method; `Allow` lists the methods it has.',
+  REQUEST_TIMEOUT: 'The request took longer than `REQUEST_TIMEOUT` to arrive (or its headers longer than `HEADERS_TIMEOUT`).',
+  PAYLOAD_TOO_LARGE: 'The body is over 16 KiB (API, tRPC, pages) or 1 MiB (webhooks). Answered at once; the connection is closed.',
+  UNSUPPORTED_MEDIA_TYPE: 'The body is not `application/json` in UTF-8, or a write by the `svc_token` cookie alone is not sent as JSON.',
+  RATE_LIMITED: 'A rate limit was reached; `Retry-After` says how many seconds to wait.',
+  HEADERS_TOO_LARGE: "The request headers are over Node's limit.",
+  INTERNAL_ERROR: 'An unexpected failure. The body carries no detail; the log has it under the request id.',
+  SERVICE_UNAVAILABLE: 'The database cannot be reached (with `Retry-After`), or (webhooks) the endpoint\'s secret is not configured.',
+};
+
+export function errorCodesSection(): string {
+  const codes = Object.keys(ERROR_STATUS) as ErrorCode[];
+  const undescribed = codes.filter((name) => !ERROR_MEANINGS[name]);
+  if (undescribed.length) throw new Error(`scripts/docs/api.ts ERROR_MEANINGS: describe ${undescribed.join(', ')}`);
+  const rows = codes.map((name) => [code(name), String(ERROR_STATUS[name]), ERROR_MEANINGS[name]]);
+  return [sourceNote('`ERROR_STATUS` in server/src/errors.ts'), '', table(['code', 'HTTP status', 'meaning'], rows)].join('\n');
+}
+
+type RuleName = keyof typeof AUTH_RATE_RULES;
+
+/** What each rule counts, and under which key. A rule without a line here stops `npm run docs`. */
+const RATE_RULE_MEANINGS: Record<RuleName, string> = {
+  loginPerIp: 'login attempts per client IP',
+  loginPerAccountIp: 'login attempts per address and client IP',
+  failedLoginsPerAccount: 'failed logins per address (a wrong current password counts too), except from a known device of the account',
+  failedLoginsPerDevice: 'failed logins per known device (the `svc_device` cookie)',
+  registerPerIp: 'registrations per client IP',
+  registerPerAddress: 'registrations per address',
+  resendPerIp: 'verification resends per client IP',
+  resendPerAddress: 'verification resends per address',
+  forgotPerIp: 'password-reset requests per client IP',
+  forgotPerAddress: 'password-reset requests per address',
+  tokenUsesPerIp: 'uses of e-mailed tokens (password reset, e-mail change) per client IP',
+  passwordChecksPerCaller: 'password confirmations (change password, change e-mail, delete account) per session, or per account for an API key',
+  emailChangesPerAccount: 'e-mail change requests per account',
+};
+
+function windowText(seconds: number): string {
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
+}
+
+export function rateLimitsSection(): string {
+  const names = Object.keys(AUTH_RATE_RULES) as RuleName[];
+  const undescribed = names.filter((name) => !RATE_RULE_MEANINGS[name]);
+  if (undescribed.length) throw new Error(`scripts/docs/api.ts RATE_RULE_MEANINGS: describe ${undescribed.join(', ')}`);
+  const rows = names.map((name) => {
+    const rule = AUTH_RATE_RULES[name];
+    return [code(rule.name), String(rule.limit), windowText(rule.windowSeconds), RATE_RULE_MEANINGS[name]];
+  });
+  return [sourceNote('`AUTH_RATE_RULES` in server/src/modules/auth/auth.limits.ts'), '', table(['rule', 'limit', 'window', 'counts'], rows)].join('\n');
+}
+
+const sentence = (text: string) => (/[.!?]$/.test(text) ? text : `${text}.`);
+
+type Route = { method: string; path: string; operation: Loose; procedure?: Procedure };
+
+function restRoutes(document: OpenAPIObject): Route[] {
+  const byRoute = new Map<string, Procedure>();
+  for (const procedure of procedures()) {
+    const route = procedure.meta?.openapi;
+    if (route) byRoute.set(`${route.method} ${route.path}`, procedure);
+  }
+  return Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
+    Object.entries(item as Loose).map(([method, operation]) => ({
+      method: method.toUpperCase(),
+      path: `${API_PREFIX}${path}`,
+      operation,
+      procedure: byRoute.get(`${method.toUpperCase()} ${path}`),
+    })),
+  );
+}
+
+function authText(route: Route): string {
+  if (!route.operation.security?.length) return 'public';
+  return route.operation.tags?.includes('admin') ? 'credentials of an `admin`' : 'credentials';
+}
+
+const successOf = (operation: Loose): [string, Loose] => Object.entries(operation.responses as Loose).find(([status]) => Number(status) < 400)!;
+
+/**
+ * The fields with the descriptions the procedure's own schema gives them: the OpenAPI
+ * document loses those of optional fields (`.optional().describe(…)`).
+ */
+function withDescriptions(schema: JsonSchema, source: JsonSchema): JsonSchema {
+  const properties = Object.entries(schema.properties ?? {}).map(([name, field]) => [name, { ...field, description: source.properties?.[name]?.description ?? field.description }]);
+  return { ...schema, properties: Object.fromEntries(properties) };
+}
+
+function parametersTable(operation: Loose, where: 'path' | 'query', input: JsonSchema): string | undefined {
+  const parameters = (operation.parameters ?? []).filter((parameter: Loose) => parameter.in === where);
+  if (!parameters.length) return undefined;
+  const properties = Object.fromEntries(parameters.map((parameter: Loose) => [parameter.name, { ...parameter.schema, description: parameter.description ?? parameter.schema?.description }]));
+  const required = parameters.filter((parameter: Loose) => parameter.required).map((parameter: Loose) => parameter.name);
+  return inputTable(withDescriptions({ type: 'object', properties, required }, input));
+}
+
+function routeSection(route: Route): string {
+  const { operation } = route;
+  const [status, success] = successOf(operation);
+  const lines = [`### ${route.method} ${route.path}`, '', sentence(operation.summary), ''];
+  const trpc = route.procedure ? `tRPC ${code(route.procedure.path)} (${route.procedure.type})` : 'no tRPC procedure';
+  lines.push(`${trpc}. Auth: ${authText(route)}.`, '');
+  const input = jsonSchemaOf(route.procedure?.input, 'input');
+  const path = parametersTable(operation, 'path', input);
+  if (path) lines.push('Path:', '', path, '');
+  const query = parametersTable(operation, 'query', input);
+  if (query) lines.push('Query:', '', query, '');
+  const body = operation.requestBody?.content?.['application/json']?.schema as JsonSchema | undefined;
+  if (body?.properties && Object.keys(body.properties).length) lines.push('Body (JSON):', '', inputTable(withDescriptions(body, input)), '');
+  else if (route.method === 'POST') lines.push('Body: none (or `{}`).', '');
+  lines.push(`Answer ${status}:`, '');
+  for (const [name, header] of Object.entries((success.headers ?? {}) as Loose)) lines.push(`Header ${code(name)}: ${header.description}`, '');
+  lines.push(outputTable(success.content['application/json'].schema), '');
+  const errors = Object.entries(operation.responses as Loose).filter(([code]) => Number(code) >= 400 && code !== '500' && code !== '503');
+  lines.push(table(['error', 'when'], errors.map(([code, response]) => [code, response.description])));
+  return lines.join('\n');
+}
+
+export function restRoutesSection(): string {
+  const routes = restRoutes(restDocument());
+  const heading = (route: Route) => `${route.method} ${route.path}`;
+  const index = table(
+    ['route', 'tRPC', 'auth', 'success'],
+    routes.map((route) => [`[${heading(route)}](#${headingAnchor(heading(route))})`, route.procedure ? code(route.procedure.path) : '', authText(route), successOf(route.operation)[0]]),
+  );
+  const anchors = routes.map((route) => headingAnchor(heading(route)));
+  const repeated = anchors.filter((anchor, index) => anchors.indexOf(anchor) !== index);
+  if (repeated.length) throw new Error(`two routes share the anchor ${repeated[0]}`);
+  return [
+    sourceNote('the OpenAPI document (gateway/src/routes/openapi-document.ts, the procedures\' meta and schemas)'),
+    '',
+    'Every route can also answer 500 `INTERNAL_ERROR` and 503 `SERVICE_UNAVAILABLE` (see [Errors](#errors)).',
+    '',
+    index,
+    '',
+    ...routes.map(routeSection).flatMap((section) => [section, '']),
+  ].join('\n');
+}
+
+function procedureSection(procedure: Procedure): string {
+  const input = jsonSchemaOf(procedure.input, 'input');
+  const lines = [`### ${procedure.path}`, '', `A ${procedure.type}.`, ''];
+  lines.push(input.properties && Object.keys(input.properties).length ? ['Input:', '', inputTable(input)].join('\n') : 'Input: none.', '');
+  lines.push('Output:', '', outputTable(jsonSchemaOf(procedure.output, 'output')));
+  return lines.join('\n');
+}
+
+export function proceduresSection(): string {
+  const all = procedures();
+  const rows = all.map((procedure) => {
+    const route = procedure.meta?.openapi;
+    const rest = route ? `[${route.method} ${API_PREFIX}${route.path}](#${headingAnchor(`${route.method} ${API_PREFIX}${route.path}`)})` : `[none](#${headingAnchor(procedure.path)})`;
+    return [code(procedure.path), procedure.type, rest, code(shapeText(jsonSchemaOf(procedure.input, 'input'))), code(shapeText(jsonSchemaOf(procedure.output, 'output')))];
+  });
+  const trpcOnly = all.filter((procedure) => !procedure.meta?.openapi);
+  return [
+    sourceNote('`appRouter` in server/src/router.ts and the procedures\' zod schemas'),
+    '',
+    table(['procedure', 'kind', 'REST route', 'input', 'output'], rows),
+    '',
+    ...trpcOnly.map(procedureSection).flatMap((section) => [section, '']),
+  ].join('\n');
+}

@@ -1,0 +1,83 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { AUTH, PASSWORD, registerAndVerify, type Account } from './helpers/auth.ts';
+import { rawRequest } from './helpers/raw-http.ts';
+import { startTestService, type TestService } from './helpers/service.ts';
+
+// Two findings of the review over raw HTTP: /trpc waited for a declared-oversized body until
+// the request timeout, and C1 control characters in header values reached sessions and the
+// activity log.
+
+type Context = { service: TestService; owner: Account };
+const test = suite<Context>('edges of the request: declared sizes on /trpc, control characters in header values');
+
+test.before(async (context) => {
+  context.service = await startTestService({ REQUEST_TIMEOUT: '30s' });
+  context.owner = await registerAndVerify(context.service, 'edges.owner@example.com');
+});
+test.after(async ({ service }) => {
+  await service?.close();
+});
+
+test('/trpc answers a declared-oversized body at once with 413 naming the limit, and closes the connection', async ({ service }) => {
+  for (const path of ['/trpc/auth.login', '/trpc/auth.login,auth.register?batch=1']) {
+    // No body byte follows the head: the answer can only come from the declared length.
+    const answer = await rawRequest(service.url, `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 999999999\r\n\r\n`, undefined, 5_000);
+    assert.is(answer.status, 413, answer.statusLine);
+    assert.is(answer.body.code, 'PAYLOAD_TOO_LARGE');
+    assert.is(answer.body.message, 'The request body is over the limit of 16 KiB.');
+    assert.ok(answer.closed, 'connection closed');
+  }
+  const streamed = await rawRequest(
+    service.url,
+    'POST /trpc/auth.login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
+    { chunk: Buffer.from(`4000\r\n${'a'.repeat(0x4000)}\r\n`), everyMs: 5, upTo: 4 * 1024 * 1024 },
+    5_000,
+  );
+  assert.is(streamed.status, 413);
+  assert.ok(streamed.sentBeforeAnswer < 1024 * 1024, `answered after ${streamed.sentBeforeAnswer} bytes`);
+});
+
+/** A request head with one header value holding raw bytes, as a client could send them. */
+function headWith(method: string, path: string, header: string, value: Buffer, body = ''): string {
+  const length = Buffer.byteLength(body);
+  return `${method} ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n${header}: ${value.toString('latin1')}\r\n\r\n${body}`;
+}
+
+test('C1 control characters (U+0080 to U+009F) in any header value are 400, and nothing is stored', async ({ service, owner }) => {
+  const sessionsBefore = await service.deps.db.query('SELECT id FROM sessions WHERE account_id = $1', [owner.user.id]);
+  const activityBefore = await service.deps.db.query('SELECT id FROM audit_events WHERE account_id = $1', [owner.user.id]);
+  const login = JSON.stringify({ email: owner.email, password: PASSWORD });
+  for (const byte of [0x80, 0x85, 0x9b, 0x9f]) {
+    const agent = Buffer.concat([Buffer.from('Mozilla/5.0 '), Buffer.from([byte]), Buffer.from('evil')]);
+    const answer = await rawRequest(service.url, headWith('POST', `${AUTH}/login`, 'User-Agent', agent, login), undefined);
+    assert.is(answer.status, 400, `0x${byte.toString(16)}: ${answer.statusLine}`);
+    assert.is(answer.body.code, 'VALIDATION_FAILED');
+    assert.is(answer.body.message, 'The User-Agent header holds a control character.');
+  }
+  const nel = Buffer.from([0x61, 0x85, 0x62]);
+  for (const [method, path, header] of [
+    ['POST', '/trpc/auth.login', 'User-Agent'],
+    ['GET', `${AUTH}/me`, 'Authorization'],
+    ['POST', '/webhook/payment/site_unknown', 'Stripe-Signature'],
+    ['GET', '/login', 'Accept-Language'],
+    ['GET', '/healthz', 'X-Note'],
+  ] as const) {
+    const answer = await rawRequest(service.url, headWith(method, path, header, nel, method === 'POST' ? '{}' : ''), undefined);
+    assert.is(answer.status, 400, `${method} ${path}: ${answer.statusLine}`);
+  }
+  const sessionsAfter = await service.deps.db.query('SELECT id FROM sessions WHERE account_id = $1', [owner.user.id]);
+  const activityAfter = await service.deps.db.query('SELECT id FROM audit_events WHERE account_id = $1', [owner.user.id]);
+  assert.is(sessionsAfter.length, sessionsBefore.length, 'no session was made');
+  assert.is(activityAfter.length, activityBefore.length, 'nothing reached the activity log');
+  // Latin-1 letters (0xA0 and above) are not control characters: a header may carry them.
+  const latin = await rawRequest(service.url, headWith('GET', '/healthz', 'X-Note', Buffer.from([0x63, 0x61, 0x66, 0xe9])), undefined);
+  assert.is(latin.status, 200);
+});
+
+test('none of it was a 5xx or an error in the log', async ({ service }) => {
+  const lines = service.logs.lines.map((line) => JSON.parse(line));
+  assert.equal(lines.filter((line) => line.level >= 50 || line.status >= 500), []);
+});
+
+test.run();
