@@ -56,7 +56,7 @@ test('SIGKILLed after acknowledged writes and started again at once, the service
   process.kill(-first.child.pid!, 'SIGKILL');
   const second = spawnService(env);
   try {
-    await waitUntilReady(readyz(env), second, 30_000);
+    await waitUntilReady(readyz(env), second);
     for (const { email, password } of accounts) {
       const login = await request(base, 'POST', '/api/v1/auth/login', { json: { email, password } });
       assert.is(login.status, 403, `${email}: ${login.text}`);
@@ -99,7 +99,7 @@ test('an owner on this machine that stays: refused with the DataDirInUse line, a
   const elapsed = Date.now() - started;
   assert.match(refused.errors(), `DATA_DIR ${env.DATA_DIR} is in use by another Gatehouse process`);
   assert.match(refused.output(), WAITING);
-  assert.ok(elapsed >= OWNER_EXIT_WAIT_MS && elapsed < OWNER_EXIT_WAIT_MS + 20_000, `refused after ${elapsed} ms`);
+  assert.ok(elapsed >= OWNER_EXIT_WAIT_MS && elapsed < OWNER_EXIT_WAIT_MS + 90_000, `refused after ${elapsed} ms`);
 });
 
 test('an owner on this machine that exits during the wait: the start takes the lock over and becomes ready', async (context) => {
@@ -110,7 +110,7 @@ test('an owner on this machine that exits during the wait: the start takes the l
   try {
     await eventually('the service to say it waits', () => WAITING.test(service.output()), 30_000);
     owner.kill('SIGKILL');
-    await waitUntilReady(readyz(env), service, 30_000);
+    await waitUntilReady(readyz(env), service);
     assert.match(service.output(), TAKEN_OVER);
   } finally {
     await stop(service);
@@ -131,7 +131,7 @@ test('an owner that has died but is not yet reaped (a zombie, as a SIGKILLed ser
   await holdLock(env.DATA_DIR, await zombie(context), hostname());
   const service = spawnService(env);
   try {
-    await waitUntilReady(readyz(env), service, 30_000);
+    await waitUntilReady(readyz(env), service);
     assert.match(service.output(), TAKEN_OVER);
     assert.not.match(service.output(), WAITING, 'kill(pid, 0) answers for a zombie; its state says it is dead');
   } finally {

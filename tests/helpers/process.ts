@@ -66,7 +66,7 @@ export function spawnBuilt(file: string, args: string[], env: Record<string, str
 }
 
 /** Polls `url` until it answers 200, the process exits, or the time is up. */
-export async function waitUntilReady(url: string, service: ServiceProcess, timeoutMs = 60_000): Promise<void> {
+export async function waitUntilReady(url: string, service: ServiceProcess, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exited = false;
   service.exited.then(() => (exited = true));
