@@ -9,6 +9,8 @@ export type ServiceInfo = {
   type: 'ready';
   /** The service under test. */
   url: string;
+  /** Its PUBLIC_URL: the origin WebAuthn answers name. */
+  publicUrl: string;
   /** The bare Koa handler in the same process: the baseline. */
   bareUrl: string;
   account: SeededAccount;

@@ -17,8 +17,8 @@ async function post(url: string, body: unknown): Promise<any> {
  * skipped (by SQL), since the bench has no inbox.
  */
 export async function seedAccount(deps: Deps, url: string): Promise<SeededAccount> {
-  const email = `bench-${Date.now()}@example.com`;
-  const password = 'bench-password-1';
+  const email = `bench-${Date.now()}-${randomBytes(4).toString('hex')}@example.com`;
+  const password = 'seeded load-test password';
   await post(`${url}/api/v1/auth/register`, { email, password, name: 'Bench' });
   await deps.db.query('UPDATE accounts SET email_verified = true WHERE email = $1', [email]);
   const login = await post(`${url}/api/v1/auth/login`, { email, password });

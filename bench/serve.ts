@@ -22,6 +22,8 @@ type CommandHandler = (service: RunningService, args: Record<string, unknown>) =
 const COMMANDS: Record<string, CommandHandler> = {
   'hash-ceiling': (service, args) =>
     measureHashCeiling(service.deps.passwords, { concurrency: Number(args.concurrency), durationMs: Number(args.durationMs) }),
+  // Accounts of their own for scenarios that change them (a passkey each for the second step).
+  'seed-accounts': async (service, args) => Promise.all(Array.from({ length: Number(args.count) }, () => seedAccount(service.deps, service.url!))),
   'inbox-count': async (service, args) => {
     const [row] = await service.deps.db.query<{ stored: string; waiting: string }>(
       `SELECT count(*) AS stored, count(*) FILTER (WHERE state = 'received') AS waiting
@@ -99,7 +101,7 @@ async function main(): Promise<void> {
     process.exit(0);
   };
   answerCommands(service, stop);
-  const info: ServiceInfo = { type: 'ready', url: service.url!, bareUrl: bare.url, account, site };
+  const info: ServiceInfo = { type: 'ready', url: service.url!, publicUrl: service.deps.config.publicUrl, bareUrl: bare.url, account, site };
   process.stdout.write(`${JSON.stringify(info)}\n`);
 }
 

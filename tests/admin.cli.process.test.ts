@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { createSecretBox } from '../server/src/lib/crypto.ts';
 import { MIGRATIONS } from '../server/src/migrations/index.ts';
 import { PROVIDER_NAMES } from '../server/src/webhooks/provider.ts';
+import { nextMail } from './helpers/auth.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { spawnScript } from './helpers/process.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
@@ -143,7 +144,7 @@ offline('after npm run migrate, migrate status lists every migration as applied,
 });
 
 offline('--help on the root, on every group and on every command exits 0, names the command and the exit codes', async () => {
-  const commands = [[], ['inbox'], ['migrate'], ['promote'], ['demote'], ['inbox', 'stats'], ['inbox', 'list'], ['inbox', 'show'], ['inbox', 'replay'], ['inbox', 'purge'], ['migrate', 'status']];
+  const commands = [[], ['inbox'], ['migrate'], ['promote'], ['demote'], ['inbox', 'stats'], ['inbox', 'list'], ['inbox', 'show'], ['inbox', 'replay'], ['inbox', 'purge'], ['migrate', 'status'], ['sessions'], ['sessions', 'revoke']];
   const runs = await Promise.all(commands.map((command) => cli(env, ...command, '--help')));
   runs.forEach((run, i) => {
     const name = ['admin', ...commands[i]].join(' ');
@@ -151,7 +152,9 @@ offline('--help on the root, on every group and on every command exits 0, names 
     assert.ok(run.stdout.startsWith(`Usage: ${name} `), `${name}: ${run.stdout.split('\n')[0]}`);
     assert.match(run.stdout, /Exit codes:[\s\S]*2 {2}usage error[\s\S]*3 {2}not found/);
   });
-  assert.match(runs[0].stdout, /promote[\s\S]*demote[\s\S]*inbox[\s\S]*migrate/);
+  assert.match(runs[0].stdout, /promote[\s\S]*demote[\s\S]*sessions[\s\S]*inbox[\s\S]*migrate/);
+  assert.match(runs[11].stdout, /revoke/);
+  assert.match(runs[12].stdout, /--json/);
   assert.match(runs[1].stdout, /stats[\s\S]*list[\s\S]*show[\s\S]*replay[\s\S]*purge/);
   assert.match(runs[9].stdout, /--yes/);
 });
@@ -162,6 +165,8 @@ offline('an unknown command, an unknown option, a missing or extra argument and 
     [['inbox', 'list', '--frob'], /unknown option '--frob'/],
     [['inbox', 'stats', 'extra'], /too many arguments/],
     [['promote'], /missing required argument 'email'/],
+    [['sessions', 'revoke'], /missing required argument 'email'/],
+    [['sessions', 'revoke', 'a@example.com', 'b@example.com'], /too many arguments/],
     [['inbox'], /Usage: admin inbox/],
     [['inbox', 'purge', '--yes'], /required option '--state <state>' not specified/],
     [['inbox', 'replay', '--dead', '--ignored'], /'--dead' cannot be used with option '--ignored'/],
@@ -184,6 +189,7 @@ offline('bad values exit 2 naming the option, before the database is touched', a
     [['inbox', 'purge', '--state', 'received', '--yes'], /--state: .*dead/],
     [['inbox', 'purge', '--state', 'dead', '--before', 'now', '--yes'], /--before: /],
     [['promote', 'not-an-address'], /<email>: /],
+    [['sessions', 'revoke', 'Eve <eve@example.com>'], /<email>: /],
     [['inbox', 'show', 'x'.repeat(101)], /<id>: /],
     [['inbox', 'replay'], /give a delivery id, or --dead or --ignored/],
     [['inbox', 'replay', randomUUID(), '--dead'], /either a delivery id or --dead\/--ignored/],
@@ -379,6 +385,84 @@ offline('every action is in the audit log as admin.*, without an account, from t
   assert.is(changes.length, 2, 'promote and demote; the promote that changed nothing is not an action');
 });
 
+/** An account as the service would have made it: its key sealed under the suite's DATA_KEY (the CLI checks that at start). */
+async function insertAccount(email: string): Promise<number> {
+  const [account] = await sql<{ id: number }>(
+    `INSERT INTO accounts (email, password_hash, name, api_key_hash, api_key_sealed)
+     VALUES ($1, 'x', 'Signed Out', sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'x') RETURNING id`,
+    [email],
+  );
+  const sealed = createSecretBox([Buffer.from(env.DATA_KEY, 'hex')]).seal(randomBytes(32).toString('hex'), { column: 'accounts.api_key_sealed', row: account.id });
+  await sql('UPDATE accounts SET api_key_sealed = $1 WHERE id = $2', [sealed, account.id]);
+  return account.id;
+}
+
+// After the audit test above: this command also writes to the owner's own log.
+offline('sessions revoke ends every live session and voids pending e-mail-change and reset links; both logs say so', async () => {
+  const id = await insertAccount('signed.out@example.com');
+  await sql(
+    `INSERT INTO sessions (id, account_id, created_at, expires_at, revoked_at) VALUES
+       ($1, $5, now(), now() + interval '1 day', NULL), ($2, $5, now(), now() + interval '1 day', NULL),
+       ($3, $5, now() - interval '2 days', now() - interval '1 day', NULL), ($4, $5, now(), now() + interval '1 day', now())`,
+    [randomUUID(), randomUUID(), randomUUID(), randomUUID(), id],
+  );
+  await sql(
+    `INSERT INTO email_tokens (account_id, purpose, token_hash, created_at, expires_at) VALUES
+       ($1, 'reset', sha256(convert_to('r', 'UTF8')), now(), now() + interval '1 hour'),
+       ($1, 'email_change', sha256(convert_to('c', 'UTF8')), now(), now() + interval '1 day'),
+       ($1, 'verify', sha256(convert_to('v', 'UTF8')), now(), now() + interval '1 day')`,
+    [id],
+  );
+  assert.equal(await cliJson(env, 'sessions', 'revoke', 'Signed.Out@Example.com'), { success: true, account: { id, email: 'signed.out@example.com' }, revoked: 2 });
+  const [left] = await sql(
+    `SELECT (SELECT count(*)::int FROM sessions WHERE account_id = $1 AND revoked_at IS NULL AND expires_at > now()) AS live,
+            (SELECT array_agg(purpose ORDER BY purpose) FROM email_tokens WHERE account_id = $1 AND used_at IS NULL) AS unused`,
+    [id],
+  );
+  assert.equal(left, { live: 0, unused: ['verify'] }, 'the takeover links are void; a verification link is not one');
+
+  const human = await cli(env, 'sessions', 'revoke', 'signed.out@example.com');
+  assert.is(human.code, 0, human.stderr);
+  assert.match(human.stdout, /^signed\.out@example\.com \(account \d+\) is signed out everywhere: 0 sessions ended\.\n.*owner was mailed/);
+  await refused(env, 3, ['sessions', 'revoke', 'nobody@example.com'], /^error: No account has that e-mail address\.\n$/);
+
+  const logged = await sql(`SELECT event, account_id, user_agent, data FROM audit_events WHERE event IN ('session.revoked', 'admin.sessions_revoked') ORDER BY id`);
+  assert.equal(logged, [
+    { event: 'session.revoked', account_id: id, user_agent: null, data: { count: 2, by: 'admin' } },
+    { event: 'admin.sessions_revoked', account_id: null, user_agent: 'gatehouse-cli', data: { account: id, revoked: 2 } },
+    { event: 'session.revoked', account_id: id, user_agent: null, data: { count: 0, by: 'admin' } },
+    { event: 'admin.sessions_revoked', account_id: null, user_agent: 'gatehouse-cli', data: { account: id, revoked: 0 } },
+  ]);
+});
+
+offline('mfa reset removes the authenticator, passkeys and recovery codes of the account; both logs say so', async () => {
+  const id = await insertAccount('lost.phone@example.com');
+  await sql(`INSERT INTO mfa_totp (account_id, secret_sealed, enabled_at, created_at) VALUES ($1, 'sealed', now(), now())`, [id]);
+  await sql(
+    `INSERT INTO passkeys (id, account_id, credential_id, public_key, counter, user_handle, name, created_at) VALUES ($1, $2, 'cred-a', '\\x00', 0, 'h', 'Phone', now())`,
+    [randomUUID(), id],
+  );
+  await sql(`INSERT INTO mfa_recovery_codes (account_id, code_hash, created_at) SELECT $1, sha256(convert_to(g::text, 'UTF8')), now() FROM generate_series(1, 10) g`, [id]);
+  assert.equal(await cliJson(env, 'mfa', 'reset', 'Lost.Phone@Example.com'), { success: true, account: { id, email: 'lost.phone@example.com' }, removed: { totp: true, passkeys: 1 } });
+  const [left] = await sql(
+    `SELECT (SELECT count(*)::int FROM mfa_totp WHERE account_id = $1) AS totp, (SELECT count(*)::int FROM passkeys WHERE account_id = $1) AS passkeys,
+            (SELECT count(*)::int FROM mfa_recovery_codes WHERE account_id = $1) AS codes`,
+    [id],
+  );
+  assert.equal(left, { totp: 0, passkeys: 0, codes: 0 });
+  const human = await cli(env, 'mfa', 'reset', 'lost.phone@example.com');
+  assert.is(human.code, 0, human.stderr);
+  assert.match(human.stdout, /^lost\.phone@example\.com \(account \d+\) has no second factor now \(it had none\)\.\n.*owner was mailed/);
+  await refused(env, 3, ['mfa', 'reset', 'nobody@example.com'], /^error: No account has that e-mail address\.\n$/);
+  const logged = await sql(`SELECT event, account_id, data FROM audit_events WHERE event IN ('mfa.disabled', 'admin.mfa_reset') ORDER BY id`);
+  assert.equal(logged, [
+    { event: 'mfa.disabled', account_id: id, data: { by: 'admin', totp: true, passkeys: 1 } },
+    { event: 'admin.mfa_reset', account_id: null, data: { account: id, totp: true, passkeys: 1 } },
+    { event: 'mfa.disabled', account_id: id, data: { by: 'admin', totp: false, passkeys: 0 } },
+    { event: 'admin.mfa_reset', account_id: null, data: { account: id, totp: false, passkeys: 0 } },
+  ]);
+});
+
 offline('--json keeps stdout to one JSON document: the service log lines go to stderr', async () => {
   // RATE_LIMITS=off makes the services log a warning as they start.
   const run = await cli({ ...env, RATE_LIMITS: 'off' }, 'inbox', 'stats', '--json');
@@ -440,6 +524,19 @@ if (process.env.DATABASE_URL) {
     assert.equal(allowed.body.providers.map((p: any) => p.provider), [...PROVIDER_NAMES]);
     assert.is((await cliJson(cliEnv, 'demote', account.email)).account.role, 'user');
     await eventually('the admin API to refuse the account again', async () => (await stats()).status === 403, 5_000);
+  });
+
+  live('sessions revoke signs a live session out on the running service at once, and mails its owner', async () => {
+    const account = await createAccount(service, 'signedout');
+    const me = () => request(service.url, 'GET', '/api/v1/auth/me', { headers: { authorization: `Bearer ${account.token}` } });
+    assert.is((await me()).status, 200, 'in use (and cached) before');
+    const seen = service.smtp.mailsTo(account.email).length;
+    const { SMTP_URL, PUBLIC_URL } = service.env;
+    const result = await cliJson({ ...cliEnv, SMTP_URL, PUBLIC_URL }, 'sessions', 'revoke', account.email);
+    assert.equal(result, { success: true, account: { id: account.id, email: account.email }, revoked: 1 });
+    await eventually('the running service to refuse the session', async () => (await me()).status === 401, 1_000);
+    const notice = await nextMail(service, account.email, seen, /administrator signed your Gatehouse account out everywhere/);
+    assert.match(notice.text, `${PUBLIC_URL}/login`);
   });
 
   live('a replayed dead delivery is applied by the running worker: an event for an unknown account ends ignored', async () => {

@@ -76,7 +76,18 @@ test('info, servers and tags: a license and contact, PUBLIC_URL/api/v1, every ta
 });
 
 test('security: public routes say [] outright, protected ones Bearer or cookie; webhooks carry none of ours', ({ document }) => {
-  const publicRoutes = ['/auth/register', '/auth/verify-email', '/auth/resend-verification', '/auth/login', '/auth/password/forgot', '/auth/password/reset', '/auth/email/confirm'];
+  const publicRoutes = [
+    '/auth/register',
+    '/auth/verify-email',
+    '/auth/resend-verification',
+    '/auth/login',
+    '/auth/login/mfa',
+    '/auth/login/passkey/options',
+    '/auth/login/passkey',
+    '/auth/password/forgot',
+    '/auth/password/reset',
+    '/auth/email/confirm',
+  ];
   for (const { path, method, operation } of operations(document)) {
     assert.ok(Array.isArray(operation.security), `${method} ${path} states its security`);
     const isPublic = publicRoutes.includes(path) || operation.operationId.startsWith('webhook-');
@@ -94,7 +105,11 @@ test("every request body and success answer has an example, and each passes the 
     const body = operation.requestBody?.content['application/json'];
     if (body) {
       assert.ok(body.example !== undefined, `${method} ${path} has a request example`);
-      const parsed = procedure._def.inputs[0].safeParse(body.example);
+      // The procedure's input is the body with the path's parameters (a passkey's id) merged in.
+      const pathParams = (operation.parameters ?? [])
+        .filter((parameter: any) => parameter.in === 'path')
+        .map((parameter: any) => [parameter.name, parameter.schema?.type === 'integer' || parameter.schema?.type === 'number' ? 42 : '5b1f6c2e-8d3a-4e7b-9c1f-2a6d8e0b4c3f']);
+      const parsed = procedure._def.inputs[0].safeParse({ ...body.example, ...Object.fromEntries(pathParams) });
       assert.ok(parsed.success, `${method} ${path} request example: ${JSON.stringify(parsed.error?.issues)}`);
     }
     const [status, success] = Object.entries(operation.responses as Record<string, any>).find(([code]) => Number(code) < 400)!;

@@ -322,7 +322,7 @@ test('an address registered by someone else between request and confirmation: co
   const account = await registerAndVerify(service, 'squeezed.old@example.com');
   const newEmail = 'squeezed.new@example.com';
   const token = await changeToken(service, account, newEmail);
-  const registered = await register(service, { email: newEmail, password: 'the newcomer password', name: 'Newcomer' });
+  const registered = await register(service, { email: newEmail, password: 'the newcomer password', name: 'Late Arrival' });
   assert.is(registered.status, 201);
   const [newcomer] = await service.deps.db.query<{ id: number }>('SELECT id FROM accounts WHERE email = $1', [newEmail]);
   assert.ok(newcomer && newcomer.id !== account.user.id);

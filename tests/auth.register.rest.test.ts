@@ -110,7 +110,7 @@ test('a taken, unverified address: the same answer, a fresh link that carries th
 test('attack: whoever registers an address first cannot own it once the mailbox owner confirms', async ({ service }) => {
   const victim = 'victim.prehijack@example.com';
   const attackerPassword = 'attacker chose this';
-  assert.is((await register(service, { email: victim, password: attackerPassword, name: 'Attacker', company: 'Evil' })).status, 201);
+  assert.is((await register(service, { email: victim, password: attackerPassword, name: 'Mallory', company: 'Evil' })).status, 201);
   await nextMail(service, victim, 0);
   // Before anyone confirms, the attacker's password only learns that the address is unverified.
   assertError(await login(service, victim, attackerPassword), 403, 'EMAIL_NOT_VERIFIED');
@@ -129,7 +129,7 @@ test('attack: whoever registers an address first cannot own it once the mailbox 
 
 test('attack: a resend asked for by the first registrant still carries the latest registration', async ({ service }) => {
   const victim = 'victim.resend@example.com';
-  assert.is((await register(service, { email: victim, password: 'attacker chose this', name: 'Attacker' })).status, 201);
+  assert.is((await register(service, { email: victim, password: 'attacker chose this', name: 'Mallory' })).status, 201);
   await nextMail(service, victim, 0);
   await registerForToken(service, victim, { name: 'Victim' });
   const seen = service.smtp.mailsTo(victim).length;
@@ -176,7 +176,7 @@ test('nothing is stored for a rejected registration', async ({ service }) => {
 test('limits are inclusive: 254-char address, 8- and 128-char password, 100-char name, 200-char company', async ({ service }) => {
   const cases = [
     { email: at254 },
-    { email: 'eight@example.com', password: '12345678' },
+    { email: 'eight@example.com', password: 'x7Kq2mPz' },
     { email: 'long.password@example.com', password: 'p'.repeat(128) },
     { email: 'long.name@example.com', name: `  ${'n'.repeat(100)}  ` },
     { email: 'long.company@example.com', company: 'c'.repeat(200) },

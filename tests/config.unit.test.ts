@@ -57,6 +57,8 @@ test('defaults', (context) => {
   assert.is(config.requestTimeoutMs, 30_000);
   assert.is(config.headersTimeoutMs, 10_000);
   assert.is(config.maxConnections, 2048);
+  assert.is(config.breachedPasswordCheck, 'off');
+  assert.is(config.hibpApiUrl, 'https://api.pwnedpasswords.com');
   assert.is(loadConfig({ DATA_DIR: tempDir(context), JWT_SECRET: SECRET, DATA_KEY: KEY_HEX, PORT: '' }).port, 3000);
 });
 
@@ -85,6 +87,10 @@ test('values are parsed: ports, URLs, durations, keys, plans, secrets', (context
   for (const [ttl, seconds] of [['90s', 90], ['15m', 900], ['30d', 2592000], ['3600', 3600]] as const) {
     assert.is(loadConfig({ ...base, JWT_TTL: ttl }).jwtTtlSeconds, seconds);
   }
+  assert.is(loadConfig(base).sessionIdleTimeoutSeconds, 14 * 86400, 'SESSION_IDLE_TIMEOUT defaults to 14d');
+  for (const [idle, seconds] of [['12h', 43200], ['30m', 1800], ['600', 600], ['0', 0], ['0d', 0]] as const) {
+    assert.is(loadConfig({ ...base, SESSION_IDLE_TIMEOUT: idle }).sessionIdleTimeoutSeconds, seconds, idle);
+  }
   const raw = Buffer.from(KEY_HEX, 'hex');
   assert.equal(loadConfig(base).dataKeys, [raw]);
   assert.equal(loadConfig({ ...base, DATA_KEY: raw.toString('base64') }).dataKeys, [raw]);
@@ -104,6 +110,8 @@ test('values are parsed: ports, URLs, durations, keys, plans, secrets', (context
   assert.is(timeouts.requestTimeoutMs, 5000);
   assert.is(timeouts.headersTimeoutMs, 5000, 'headers cannot take longer than the whole request');
   assert.is(timeouts.maxConnections, 100);
+  const breachCheck = loadConfig({ ...base, BREACHED_PASSWORD_CHECK: 'hibp', HIBP_API_URL: 'http://127.0.0.1:8089/' });
+  assert.equal([breachCheck.breachedPasswordCheck, breachCheck.hibpApiUrl], ['hibp', 'http://127.0.0.1:8089']);
 });
 
 const BAD_VALUES: Array<[string, string]> = [
@@ -127,6 +135,11 @@ const BAD_VALUES: Array<[string, string]> = [
   ['BILLING_PLANS', '=pro'],
   ['JWT_TTL', 'forever'],
   ['JWT_TTL', '0'],
+  ['SESSION_IDLE_TIMEOUT', 'never'],
+  ['SESSION_IDLE_TIMEOUT', 'off'],
+  ['SESSION_IDLE_TIMEOUT', '-1'],
+  ['SESSION_IDLE_TIMEOUT', '14 days'],
+  ['SESSION_IDLE_TIMEOUT', '1.5h'],
   ['RATE_LIMITS', 'yes'],
   ['AUTH_CACHE', 'no'],
   ['TRUST_PROXY', 'true'],
@@ -143,6 +156,10 @@ const BAD_VALUES: Array<[string, string]> = [
   ['HEADERS_TIMEOUT', '0'],
   ['MAX_CONNECTIONS', '0'],
   ['MAX_CONNECTIONS', 'many'],
+  ['BREACHED_PASSWORD_CHECK', 'on'],
+  ['BREACHED_PASSWORD_CHECK', 'HIBP'],
+  ['HIBP_API_URL', 'api.pwnedpasswords.com'],
+  ['HIBP_API_URL', 'ftp://api.pwnedpasswords.com'],
 ];
 
 for (const [name, value] of BAD_VALUES) {

@@ -43,7 +43,7 @@ test('the verification mail, with its link, is logged; the link works; nothing g
 
 test('the "someone tried to register" mail is logged too', async ({ service }) => {
   const email = 'developer@example.com';
-  await request(service.url, 'POST', `${AUTH}/register`, { json: { email, password: 'some other password', name: 'Other' } });
+  await request(service.url, 'POST', `${AUTH}/register`, { json: { email, password: 'some other password', name: 'Someone Else' } });
   const mails = await loggedMails(service, email, 2);
   assert.is(mails.length, 2);
   assert.match(mails[1].mail.subject, /someone tried to register/i);

@@ -17,13 +17,18 @@ export type Gateway = { app: Koa; startDraining(): void };
 const API_PATH = /^\/(?:api\/v1|trpc)\//;
 
 /**
- * On every answer, `nosniff`; on the API's, `no-store`: they carry tokens, keys and account
- * data that no cache should keep.
+ * On every answer, `nosniff`, and over https `Strict-Transport-Security`: a browser that has
+ * been here once never tries plain http again, where a session cookie could be caught. On
+ * the API's, `no-store`: they carry tokens, keys and account data that no cache should keep.
  */
-async function responseHeaders(ctx: Koa.Context, next: Koa.Next) {
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  if (API_PATH.test(ctx.path)) ctx.set('Cache-Control', 'no-store');
-  return next();
+function responseHeaders(config: Deps['config']) {
+  const always: Record<string, string> = { 'X-Content-Type-Options': 'nosniff' };
+  if (config.publicUrl.startsWith('https:')) always['Strict-Transport-Security'] = 'max-age=31536000';
+  return async (ctx: Koa.Context, next: Koa.Next) => {
+    ctx.set(always);
+    if (API_PATH.test(ctx.path)) ctx.set('Cache-Control', 'no-store');
+    return next();
+  };
 }
 
 /**
@@ -50,6 +55,8 @@ export function createGateway(deps: Deps): Gateway {
   mountPages(router, deps);
 
   app.use(requestContext(deps));
+  // First, so that every answer has them, the error handler's and a refused request's too.
+  app.use(responseHeaders(deps.config));
   app.use(async (ctx, next) => {
     await next();
     // While draining, answers tell clients to reconnect elsewhere instead of reusing the socket.
@@ -59,7 +66,6 @@ export function createGateway(deps: Deps): Gateway {
   // Inside the error handler, so its answers keep the CORS headers set on the way in.
   app.use(createCors(deps.config));
   app.use(refuseControlCharacters());
-  app.use(responseHeaders);
   app.use(router.routes());
   app.use(async (ctx) => {
     // Reached only when no route answered: a known path with another method is a 405.

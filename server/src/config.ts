@@ -3,12 +3,12 @@ import { loadDevSecrets } from './lib/dev-secrets.ts';
 
 const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 
-/** `30d`, `12h`, `15m`, `90s` or a bare number of seconds. */
-function parseDurationSeconds(text: string): number | undefined {
+/** `30d`, `12h`, `15m`, `90s` or a bare number of seconds; `0` only where it turns a limit off. */
+function parseDurationSeconds(text: string, options: { zeroIsOff?: boolean } = {}): number | undefined {
   const match = /^(\d+)\s*([smhd]?)$/.exec(text.trim());
   if (!match) return undefined;
   const seconds = Number(match[1]) * DURATION_UNITS[match[2] || 's'];
-  return seconds > 0 ? seconds : undefined;
+  return seconds > 0 || (options.zeroIsOff && seconds === 0) ? seconds : undefined;
 }
 
 /** A 32-byte key given as 64 hex characters or as base64. */
@@ -38,6 +38,12 @@ const duration = (fallback: string) =>
     .string()
     .default(fallback)
     .refine((value) => parseDurationSeconds(value) !== undefined, 'must be a duration like 30d, 12h, 15m or seconds');
+
+const durationOrOff = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .refine((value) => parseDurationSeconds(value, { zeroIsOff: true }) !== undefined, 'must be 0 (off) or a duration like 14d, 12h, 15m or seconds');
 
 /** One message for every way a number can be wrong: not a number, a fraction, out of range. */
 const wholeNumber = (min: number, max: number) => {
@@ -75,6 +81,7 @@ export const envSchema = z.object({
     .refine((value) => splitList(value).length > 0 && splitList(value).every((secret) => Buffer.byteLength(secret) >= 32), 'must be one or more comma-separated secrets of at least 32 bytes each')
     .optional(),
   JWT_TTL: duration('30d'),
+  SESSION_IDLE_TIMEOUT: durationOrOff('14d'),
   DATA_KEY: z
     .string()
     .refine((value) => splitList(value).length > 0 && splitList(value).every((key) => parseKey32(key) !== undefined), 'must be one or more comma-separated keys of 32 bytes, each as 64 hex characters or base64')
@@ -91,6 +98,12 @@ export const envSchema = z.object({
   OPERATOR_BOT_SECRET: optionalText,
   TELEGRAM_API_URL: urlText(['http:', 'https:']).default('https://api.telegram.org'),
   RATE_LIMITS: z.enum(['on', 'off']).default('on'),
+  MFA_REQUIRED_ROLES: z
+    .string()
+    .default('')
+    .refine((value) => splitList(value).every((role) => role === 'user' || role === 'admin'), 'must be a comma-separated list of roles: user, admin'),
+  BREACHED_PASSWORD_CHECK: z.enum(['off', 'hibp']).default('off'),
+  HIBP_API_URL: urlText(['http:', 'https:']).default('https://api.pwnedpasswords.com'),
   AUTH_CACHE: z.enum(['on', 'off']).default('on'),
   TRUST_PROXY: z
     .string()
@@ -128,6 +141,8 @@ export type Config = {
   /** The first signs session tokens; every one verifies them (rotation without logging anyone out). */
   jwtSecrets: Buffer[];
   jwtTtlSeconds: number;
+  /** A session unused for this long is ended, whatever its JWT says; 0: never (JWT_TTL alone). */
+  sessionIdleTimeoutSeconds: number;
   /** The first seals secrets at rest and keys the lookup hashes; every one opens and looks up. */
   dataKeys: Buffer[];
   billingWebhookSecrets: string[];
@@ -136,6 +151,11 @@ export type Config = {
   operatorBotSecret: string | undefined;
   telegramApiUrl: string;
   rateLimits: boolean;
+  /** Accounts of these roles must have a second factor before they may do more than set one up. */
+  mfaRequiredRoles: Array<'user' | 'admin'>;
+  /** `hibp`: a new password is also looked up in the breach range API at hibpApiUrl. */
+  breachedPasswordCheck: 'off' | 'hibp';
+  hibpApiUrl: string;
   /**
    * Answer repeat /me callers from memory, kept exact by LISTEN/NOTIFY. Needs a direct
    * connection or a session-mode pooler: behind a transaction-mode pooler, turn it off.
@@ -238,6 +258,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailFrom: e.MAIL_FROM,
     jwtSecrets: e.JWT_SECRET ? distinct(splitList(e.JWT_SECRET).map((secret) => Buffer.from(secret))) : [devSecrets!.jwtSecret],
     jwtTtlSeconds: parseDurationSeconds(e.JWT_TTL)!,
+    sessionIdleTimeoutSeconds: parseDurationSeconds(e.SESSION_IDLE_TIMEOUT, { zeroIsOff: true })!,
     dataKeys: e.DATA_KEY ? distinct(splitList(e.DATA_KEY).map((key) => parseKey32(key)!)) : [devSecrets!.dataKey],
     billingWebhookSecrets: (e.BILLING_WEBHOOK_SECRET ?? '')
       .split(',')
@@ -248,6 +269,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     operatorBotSecret: e.OPERATOR_BOT_SECRET,
     telegramApiUrl: e.TELEGRAM_API_URL.replace(/\/+$/, ''),
     rateLimits: e.RATE_LIMITS === 'on',
+    mfaRequiredRoles: splitList(e.MFA_REQUIRED_ROLES) as Array<'user' | 'admin'>,
+    breachedPasswordCheck: e.BREACHED_PASSWORD_CHECK,
+    hibpApiUrl: e.HIBP_API_URL.replace(/\/+$/, ''),
     authCache: e.AUTH_CACHE === 'on',
     trustedProxies: e.TRUST_PROXY === 'off' ? 0 : Number(e.TRUST_PROXY),
     logLevel: e.LOG_LEVEL,

@@ -8,7 +8,7 @@ export type Credentials = {
   bearer?: string;
   /** The `svc_token` cookie. */
   cookie?: string;
-  /** The `svc_device` cookie: this client logged in to an account before (auth.devices.ts). */
+  /** The device cookie: this client logged in to an account before (auth.devices.ts). */
   device?: string;
 };
 
@@ -44,6 +44,14 @@ export function createContextInner(
 
 export const SESSION_COOKIE = 'svc_token';
 export const DEVICE_COOKIE = 'svc_device';
+/**
+ * The device cookie's name over https: a browser keeps a `__Host-` cookie only if it came
+ * with Secure and Path=/ and without Domain, so a subdomain cannot plant or widen one.
+ */
+export const HOST_DEVICE_COOKIE = `__Host-${DEVICE_COOKIE}`;
+
+/** The name the device cookie is set under: `__Host-` where the service is reached over https. */
+export const deviceCookieName = (publicUrl: string) => (publicUrl.startsWith('https:') ? HOST_DEVICE_COOKIE : DEVICE_COOKIE);
 
 /** The value of cookie `name` in a `Cookie` header, or undefined when absent or empty. */
 export function readCookie(header: string | undefined, name: string): string | undefined {
@@ -59,7 +67,9 @@ export function readCookie(header: string | undefined, name: string): string | u
 }
 
 export function credentialsFromHeaders(headers: { authorization?: string; cookie?: string }): Credentials {
-  const device = readCookie(headers.cookie, DEVICE_COOKIE);
+  // Both names, whatever PUBLIC_URL says: a `__Host-` one only ever arrives over https, and
+  // a plain one set before the switch to it keeps counting until it expires.
+  const device = readCookie(headers.cookie, HOST_DEVICE_COOKIE) ?? readCookie(headers.cookie, DEVICE_COOKIE);
   if (headers.authorization) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization);
     return { bearer: match?.[1] ?? '', device };

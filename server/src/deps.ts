@@ -74,7 +74,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
     // Leave one core to the event loop: argon2 on every core starves request handling.
     const passwords = await createPasswordHasher({ concurrency: Math.max(1, availableParallelism() - 1) });
-    const jwt = await createJwtSigner({ secrets: config.jwtSecrets, issuer: config.publicUrl, ttlSeconds: config.jwtTtlSeconds, clock });
+    const jwt = await createJwtSigner({ secrets: config.jwtSecrets, issuer: config.publicUrl, audience: config.publicUrl, ttlSeconds: config.jwtTtlSeconds, clock });
     const authCache = createAuthCache({ clock });
     const webhookSecrets = createGroupedTtlCache<WebhookSecret>({ clock, ttlMs: 60_000, maxEntries: 10_000, groupOf: (entry) => entry.accountId });
     const onAccountNotice = (payload: string) => {

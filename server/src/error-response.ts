@@ -1,7 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { ZodError } from 'zod';
-import { AppError, codeForStatus, describeIssues, tooLargeMessage, ERROR_STATUS, errorBody, WHOLE_REQUEST, type ErrorBody, type ErrorCode, type ErrorIssue } from './errors.ts';
+import { AppError, codeForStatus, describeIssues, tooLargeMessage, ERROR_STATUS, errorBody, WHOLE_REQUEST, type ErrorBody, type ErrorCode, type ErrorExtra, type ErrorIssue } from './errors.ts';
 import { isDatabaseUnavailable, isRefusedValue } from './lib/db.ts';
 import { UNKNOWN_FIELD } from './lib/validation.ts';
 
@@ -96,8 +96,8 @@ function fromTrpcError(error: TRPCError): ErrorResponse {
   return build(codeForStatus(status), status >= 500 ? undefined : error.message, {}, status >= 500 ? FAULT : undefined);
 }
 
-function build(code: ErrorCode, message?: string, extra: { issues?: ErrorBody['issues']; retryAfterSeconds?: number } = {}, log?: ErrorLog): ErrorResponse {
-  const body = errorBody(code, message, extra.issues);
+function build(code: ErrorCode, message?: string, extra: ErrorExtra = {}, log?: ErrorLog): ErrorResponse {
+  const body = errorBody(code, message, extra.issues, extra.details);
   const headers: Record<string, string> = {};
   if (extra.retryAfterSeconds) headers['retry-after'] = String(extra.retryAfterSeconds);
   if (code === 'UNAUTHORIZED') headers['www-authenticate'] = 'Bearer';

@@ -2,20 +2,22 @@ import type { Deps } from './deps.ts';
 import { inBatches } from './lib/batches.ts';
 import { purgeAuditEvents } from './modules/auth/auth.audit.ts';
 import { dropExpiredPreviousKeys } from './modules/auth/auth.keys.ts';
+import { purgeExpiredMfaState } from './modules/mfa/index.ts';
 import { deleteDeliveries } from './webhooks/inbox/repo.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
 
 const INBOX_PURGE_BATCH = 1000;
 
-export type HousekeepingReport = { rateLimits: number; auditEvents: number; previousKeys: number; deliveries: number };
+export type HousekeepingReport = { rateLimits: number; auditEvents: number; previousKeys: number; deliveries: number; mfaChallenges: number };
 
 /**
  * What the worker tidies every minute, on the service clock: rate-limit windows that ended,
  * activity older than AUDIT_RETENTION_DAYS, processed and ignored deliveries older than
  * INBOX_RETENTION_DAYS (dead ones stay for a person: `npm run admin -- inbox purge`), and
  * previous API keys whose grace window ended (they stopped working then; this drops their
- * lookup hash). Deletes go a thousand rows per statement.
+ * lookup hash), and second-factor challenges and step-ups that ran out. Deletes go a
+ * thousand rows per statement.
  */
 export async function runHousekeeping(deps: Deps): Promise<HousekeepingReport> {
   const now = deps.clock.now();
@@ -25,5 +27,6 @@ export async function runHousekeeping(deps: Deps): Promise<HousekeepingReport> {
   const inboxBefore = new Date(now.getTime() - deps.config.inboxRetentionDays * DAY_MS);
   const purgeStep = () => deleteDeliveries(deps.db, { states: ['processed', 'ignored'], before: inboxBefore }, INBOX_PURGE_BATCH);
   const deliveries = await inBatches(purgeStep, INBOX_PURGE_BATCH);
-  return { rateLimits, auditEvents, previousKeys, deliveries };
+  const mfaChallenges = await purgeExpiredMfaState(deps.db, deps.clock);
+  return { rateLimits, auditEvents, previousKeys, deliveries, mfaChallenges };
 }

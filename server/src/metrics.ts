@@ -8,7 +8,7 @@ import type { Logger } from './lib/logger.ts';
  * prom-client's global registry leaks into the scrape.
  */
 
-export type LoginOutcome = 'succeeded' | 'failed' | 'locked' | 'unverified' | 'rate_limited';
+export type LoginOutcome = 'succeeded' | 'failed' | 'locked' | 'unverified' | 'rate_limited' | 'mfa_required' | 'mfa_failed';
 export type WebhookOutcome = 'accepted' | 'duplicate' | 'rejected';
 
 /** One row of `countByProviderAndState` (webhooks/inbox/repo.ts). */

@@ -6,6 +6,8 @@ export type RestRoute = {
   errors: Record<number, string>;
   protect?: boolean;
   successStatus?: number;
+  /** Open to an account that MFA_REQUIRED_ROLES holds back until it has a second factor (/me, /mfa*, /logout, /sessions*). */
+  beforeMfaSetup?: boolean;
   responseHeaders?: z.ZodObject;
 };
 
@@ -18,6 +20,20 @@ const CROSS_SITE: Record<number, string> = {
   415: 'With the svc_token cookie alone, the request must be sent as application/json, even without a body',
 };
 
+// MFA_REQUIRED_ROLES holds such an account back everywhere but the routes that set a factor up.
+const MFA_SETUP: Record<number, string> = {
+  403: "MFA_SETUP_REQUIRED: the account's role is in MFA_REQUIRED_ROLES and it has no second factor yet",
+};
+
+/** Tables of statuses in one: a status in several says each thing it may mean. */
+function mergeErrors(...tables: Array<Record<number, string>>): Record<number, string> {
+  const merged: Record<number, string> = {};
+  for (const table of tables) {
+    for (const [status, text] of Object.entries(table)) merged[Number(status)] = merged[Number(status)] ? `${merged[Number(status)]}; or ${text}` : text;
+  }
+  return merged;
+}
+
 /**
  * A procedure's REST route under /api/v1, with every status it can answer with. `path` is
  * relative to /api/v1 (`/auth/login`); its first segment is the route's tag.
@@ -26,18 +42,20 @@ export function restRoute(method: 'GET' | 'POST' | 'DELETE', path: `/${string}`,
   const writes = method !== 'GET';
   return {
     successStatus: route.successStatus,
+    beforeMfaSetup: route.beforeMfaSetup,
     openapi: {
       method,
       path,
       tags: [path.split('/')[1]],
       summary,
       protect: route.protect ?? false,
-      errorResponses: {
-        ...(method === 'POST' ? BODY_ERRORS : {}),
-        ...(writes && route.protect ? CROSS_SITE : {}),
-        ...route.errors,
-        ...UNAVAILABLE,
-      },
+      errorResponses: mergeErrors(
+        method === 'POST' ? BODY_ERRORS : {},
+        writes && route.protect ? CROSS_SITE : {},
+        route.errors,
+        route.protect && !route.beforeMfaSetup ? MFA_SETUP : {},
+        UNAVAILABLE,
+      ),
       responseHeaders: route.responseHeaders,
     },
   };

@@ -8,6 +8,7 @@ import { AppError } from './errors.ts';
 import { controlCharacterPaths } from './lib/text.ts';
 import { ruleWords } from './lib/validation.ts';
 import { authenticate } from './modules/auth/auth.credentials.ts';
+import { hasSecondFactor } from './modules/mfa/index.ts';
 import type { AuthContext } from './modules/auth/auth.types.ts';
 import { attachAccount, contextUnchanged } from './trpc.internals.ts';
 
@@ -22,6 +23,7 @@ const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
   404: 'NOT_FOUND',
   405: 'METHOD_NOT_SUPPORTED',
   408: 'TIMEOUT',
+  409: 'CONFLICT',
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
   429: 'TOO_MANY_REQUESTS',
@@ -32,7 +34,7 @@ const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
  * trpc-to-openapi's meta, plus the success status of a REST route that answers other than
  * 200 (register's 201), for the OpenAPI document.
  */
-export type ProcedureMeta = OpenApiMeta<{ successStatus?: number }>;
+export type ProcedureMeta = OpenApiMeta<{ successStatus?: number; beforeMfaSetup?: boolean }>;
 
 const t = initTRPC
   .context<Context>()
@@ -42,10 +44,12 @@ const t = initTRPC
     // issues go into it, from the same answer REST gives.
     errorFormatter({ shape, error }) {
       const { code, body } = toErrorResponse(error);
+      // What the REST body carries beside code and message (`mfa_token`, `methods`) goes into data too.
+      const { success: _success, code: _code, message, issues, ...details } = body;
       return {
         ...shape,
-        message: body.message,
-        data: { code: shape.data.code, httpStatus: shape.data.httpStatus, path: shape.data.path, appCode: code, issues: body.issues },
+        message,
+        data: { ...details, code: shape.data.code, httpStatus: shape.data.httpStatus, path: shape.data.path, appCode: code, issues },
       };
     },
   });
@@ -91,6 +95,19 @@ function refuseCrossSiteCookieWrite(ctx: Context, type: string): void {
   if (!write.json) throw new AppError('UNSUPPORTED_MEDIA_TYPE');
 }
 
+/**
+ * MFA_REQUIRED_ROLES: such an account without a second factor may sign in, see itself, set a
+ * factor up and end sessions, and nothing else, whatever its credential. Accounts of other
+ * roles pay nothing for the check.
+ */
+async function refuseUntilMfaSetUp(ctx: Context, auth: AuthContext): Promise<void> {
+  const roles = ctx.deps.config.mfaRequiredRoles;
+  if (!roles.length || !roles.includes(auth.account.role)) return;
+  if (!(await hasSecondFactor(ctx.deps.db, auth.account.id))) {
+    throw new AppError('MFA_SETUP_REQUIRED', `Accounts with the role ${auth.account.role} must turn on a second factor (an authenticator app or a passkey) first.`);
+  }
+}
+
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
@@ -109,13 +126,14 @@ export const publicProcedure = t.procedure.use(async ({ next, ctx, path, getRawI
  * profile of /me put at a quarter of its CPU. What authentication throws is settled as if the
  * procedure had thrown it.
  */
-export const authedProcedure = t.procedure.use(async ({ ctx, next, path, type, getRawInput }) => {
+export const authedProcedure = t.procedure.use(async ({ ctx, next, path, type, meta, getRawInput }) => {
   let auth: AuthContext | undefined;
   try {
     await refuseControlCharacters(getRawInput);
     auth = await authenticate(ctx.deps, ctx.credentials);
     if (!auth) throw new AppError('UNAUTHORIZED');
     refuseCrossSiteCookieWrite(ctx, type);
+    if (!meta?.beforeMfaSetup) await refuseUntilMfaSetUp(ctx, auth);
   } catch (cause) {
     throw settle(getTRPCErrorFromUnknown(cause), ctx, path);
   }

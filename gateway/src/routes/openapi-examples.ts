@@ -23,6 +23,9 @@ const USER = {
   created_at: CREATED_AT,
 };
 
+/** What an administrator is shown of an account: never its key. */
+const { api_key: _apiKey, ...ACCOUNT } = USER;
+
 const message = (text: string) => ({ success: true, message: text });
 const SUCCESS = { success: true };
 const TOKEN = 'Zx3q9Kp2Lw7Vb5Nm1Rt8Yc4Hd6Jf0Gs2Ua9Ie3Ok7Pl';
@@ -39,6 +42,38 @@ const DELIVERY = {
   last_error: 'database unavailable',
   reason: null,
 };
+
+// WebAuthn values as the browser sends them: base64url, made up, not a real credential.
+const CREDENTIAL_ID = 'Tg2Yh7mXqE0kq3pQyq9p1d8yLx2f0c4n7r6w5s1a3bU';
+const CHALLENGE = 'pX3mK9qL2vN8rT5wY1zA4bC7dE0fG6hJ3kM9nP2qR5s';
+const ASSERTION = {
+  id: CREDENTIAL_ID,
+  rawId: CREDENTIAL_ID,
+  type: 'public-key',
+  response: {
+    clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoicFgzbUs5cUwydk44clQ1d1kxekE0YkM3ZEUwZkc2aEoza005blAycVI1cyJ9',
+    authenticatorData: 'SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFAAAAAQ',
+    signature: 'MEUCIQDxexample0signature0not0real0AiB0example0signature0not0real0Q',
+    userHandle: 'q1w2e3r4t5y6u7i8o9p0aa',
+  },
+  clientExtensionResults: {},
+  authenticatorAttachment: 'platform',
+};
+const ATTESTATION = {
+  id: CREDENTIAL_ID,
+  rawId: CREDENTIAL_ID,
+  type: 'public-key',
+  response: {
+    clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoicFgzbUs5cUwydk44clQ1d1kxekE0YkM3ZEUwZkc2aEoza005blAycVI1cyJ9',
+    attestationObject: 'o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVjFexample',
+    transports: ['internal', 'hybrid'],
+  },
+  clientExtensionResults: {},
+  authenticatorAttachment: 'platform',
+};
+const RECOVERY_CODES = ['k7m2p-x9d4t', 'h3q8z-w2n6c', 'r5t9b-m4k7e', 'y2p6d-s8x3g', 'a9f4h-t6r2m', 'n3c7k-q5w9p', 'e8g2x-z4b6t', 'w6s3m-h9d2r', 'p4k8q-c7y5a', 'z2x9t-g6m3k'];
+const PASSKEY = { id: '5b1f6c2e-8d3a-4e7b-9c1f-2a6d8e0b4c3f', name: 'Work laptop', created_at: CREATED_AT, last_used_at: null };
+const TOTP_SECRET = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
 
 export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   'auth-register': {
@@ -57,6 +92,12 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     request: { email: 'ada@example.com', password: 'correct horse battery staple' },
     response: { success: true, token: JWT, user: USER },
   },
+  'auth-loginMfa': { request: { mfa_token: TOKEN, code: '287082' }, response: { success: true, token: JWT, user: USER } },
+  'auth-passkeyLoginOptions': {
+    request: {},
+    response: { success: true, options: { challenge: CHALLENGE, timeout: 300000, rpId: 'gatehouse.example', userVerification: 'required', allowCredentials: [] } },
+  },
+  'auth-loginPasskey': { request: { response: ASSERTION }, response: { success: true, token: JWT, user: USER } },
   'auth-me': { response: { success: true, user: USER } },
   // An empty body, or none: the route takes no field, and refuses any it is sent.
   'auth-logout': { request: {}, response: SUCCESS },
@@ -100,6 +141,32 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     response: message('Your new e-mail address is confirmed: use it to log in from now on.'),
   },
   'auth-deleteAccount': { request: { password: 'correct horse battery staple' }, response: SUCCESS },
+  'auth-mfaStatus': { response: { success: true, totp: true, passkeys: [PASSKEY], recovery_codes_left: 10 } },
+  'auth-setupTotp': {
+    request: { password: 'correct horse battery staple' },
+    response: { success: true, secret: TOTP_SECRET, otpauth_url: `otpauth://totp/Gatehouse:ada%40example.com?issuer=Gatehouse&secret=${TOTP_SECRET}&algorithm=SHA1&digits=6&period=30` },
+  },
+  'auth-enableTotp': { request: { code: '287082' }, response: { success: true, recovery_codes: RECOVERY_CODES } },
+  'auth-disableTotp': { request: { password: 'correct horse battery staple', code: '287082' }, response: SUCCESS },
+  'auth-regenerateRecoveryCodes': { request: { password: 'correct horse battery staple', code: '287082' }, response: { success: true, recovery_codes: RECOVERY_CODES } },
+  'auth-passkeyOptions': {
+    request: { password: 'correct horse battery staple' },
+    response: {
+      success: true,
+      options: {
+        challenge: CHALLENGE,
+        rp: { name: 'Gatehouse', id: 'gatehouse.example' },
+        user: { id: 'q1w2e3r4t5y6u7i8o9p0aa', name: 'ada@example.com', displayName: 'Ada Lovelace' },
+        pubKeyCredParams: [{ alg: -8, type: 'public-key' }, { alg: -7, type: 'public-key' }, { alg: -257, type: 'public-key' }],
+        timeout: 300000,
+        attestation: 'none',
+        excludeCredentials: [],
+        authenticatorSelection: { residentKey: 'required', userVerification: 'required', requireResidentKey: true },
+      },
+    },
+  },
+  'auth-addPasskey': { request: { name: 'Work laptop', response: ATTESTATION }, response: { success: true, passkey: PASSKEY, recovery_codes: RECOVERY_CODES } },
+  'auth-removePasskey': { request: { password: 'correct horse battery staple', code: '287082' }, response: SUCCESS },
   'auth-listActivity': {
     response: {
       success: true,
@@ -134,4 +201,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     request: { provider: 'payment', state: 'dead', since: '2026-11-23T00:00:00Z' },
     response: { success: true, replayed: 1 },
   },
+  'admin-findAccount': { response: { success: true, account: { ...ACCOUNT, mfa: true } } },
+  'admin-revokeSessions': { response: { success: true, revoked: 2 } },
+  'admin-resetMfa': { response: SUCCESS },
 };

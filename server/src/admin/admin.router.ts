@@ -5,20 +5,24 @@ import { restRoute } from '../rest-meta.ts';
 import { adminProcedure, router } from '../trpc.ts';
 import type { AuthContext } from '../modules/auth/auth.types.ts';
 import {
+  accountIdInput,
+  accountOutput,
   deliveryIdInput,
+  findAccountInput,
   deliveryOutput,
   inboxStatsOutput,
   listInboxInput,
   listInboxOutput,
   replayDeliveriesInput,
   replayedOutput,
+  revokedSessionsOutput,
 } from './admin.schemas.ts';
-import { inboxStats, listInbox, replayDeliveries, replayDelivery, showDelivery, type Actor } from './admin.service.ts';
+import { findAccount, inboxStats, listInbox, replayDeliveries, replayDelivery, resetAccountMfa, revokeAccountSessions, showDelivery, type Actor } from './admin.service.ts';
 
 const NOT_ADMIN = { 401: 'No valid JWT, API key or cookie', 403: 'FORBIDDEN: the account is not an administrator' };
 const actor = (ctx: Context & { auth: AuthContext }): Actor => ({ accountId: ctx.auth.account.id, request: ctx.request });
 
-/** The operator API (docs/API.md, Operator API): the inbox of webhook deliveries, for accounts with role admin. */
+/** The operator API (docs/API.md, Operator API): the inbox of webhook deliveries and accounts, for accounts with role admin. */
 export const adminRouter = router({
   inboxStats: adminProcedure
     .meta(restRoute('GET', '/admin/inbox/stats', 'Deliveries per provider and state, and the oldest still waiting', { protect: true, errors: NOT_ADMIN }))
@@ -61,4 +65,37 @@ export const adminRouter = router({
     .input(replayDeliveriesInput.optional())
     .output(replayedOutput)
     .mutation(({ ctx, input }) => replayDeliveries(ctx.deps, actor(ctx), input ?? {})),
+
+  findAccount: adminProcedure
+    .meta(restRoute('GET', '/admin/accounts', 'The account with this e-mail address, without its API key, and whether it has a second factor', {
+      protect: true,
+      errors: { 400: 'The e-mail is missing or not a bare address', ...NOT_ADMIN, 404: 'NOT_FOUND: no account has that e-mail address' },
+    }))
+    .input(findAccountInput)
+    .output(accountOutput)
+    .query(({ ctx, input }) => findAccount(ctx.deps, actor(ctx), input.email)),
+
+  revokeSessions: adminProcedure
+    .meta(restRoute('POST', '/admin/accounts/{id}/revoke-sessions', 'Sign the account out everywhere and void its pending e-mail-change and reset links; its owner is mailed', {
+      protect: true,
+      errors: { 400: 'The id is not an account id', ...NOT_ADMIN, 404: 'NOT_FOUND: no such account' },
+    }))
+    .input(accountIdInput)
+    .output(revokedSessionsOutput)
+    .mutation(async ({ ctx, input }) => {
+      const { revoked } = await revokeAccountSessions(ctx.deps, actor(ctx), { id: input.id });
+      return { success: true as const, revoked };
+    }),
+
+  resetMfa: adminProcedure
+    .meta(restRoute('POST', '/admin/accounts/{id}/reset-mfa', "Turn off the account's second factor (authenticator, passkeys, recovery codes); its owner is mailed", {
+      protect: true,
+      errors: { 400: 'The id is not an account id', ...NOT_ADMIN, 404: 'NOT_FOUND: no such account' },
+    }))
+    .input(accountIdInput)
+    .output(successOutput)
+    .mutation(async ({ ctx, input }) => {
+      await resetAccountMfa(ctx.deps, actor(ctx), { id: input.id });
+      return { success: true as const };
+    }),
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { strictInput } from '../lib/validation.ts';
+import { emailSchema, userSchema } from '../modules/auth/auth.schemas.ts';
 import { INBOX_STATES } from '../webhooks/inbox/repo.ts';
 import { PROVIDER_NAMES } from '../webhooks/provider.ts';
 
@@ -63,6 +64,25 @@ export const replayDeliveriesInput = strictInput({
 });
 
 export const replayedOutput = z.object({ success: z.literal(true), replayed: z.number().int() });
+
+// Accounts (docs/API.md, Operator API): looked up by address, acted on by id.
+export const findAccountInput = strictInput({ email: emailSchema.describe('The address the account signs in with (any case)') });
+
+export const accountOutput = z.object({
+  success: z.literal(true),
+  account: userSchema.omit({ api_key: true }).extend({ mfa: z.boolean().describe('Whether the account has a second factor (TOTP or a passkey)') }),
+});
+
+// A path segment over REST, a number over tRPC: either way, a whole number an account id can be.
+export const accountIdInput = strictInput({
+  id: z
+    .union([z.number(), z.string().regex(/^[0-9]{1,10}$/, 'must be an account id')])
+    .transform(Number)
+    .pipe(z.number().int().min(1, 'must be an account id').max(2_147_483_647, 'must be an account id'))
+    .describe('The account id (`account.id` of the lookup by e-mail), a whole number from 1 to 2147483647'),
+});
+
+export const revokedSessionsOutput = z.object({ success: z.literal(true), revoked: z.number().int().describe('How many live sessions ended') });
 
 export type ListInboxInput = z.infer<typeof listInboxInput>;
 export type ReplayDeliveriesInput = z.infer<typeof replayDeliveriesInput>;

@@ -5,8 +5,14 @@ import { webhookReplayJobs } from '../jobs.ts';
 import { inBatches } from '../lib/batches.ts';
 import { inTransaction } from '../lib/queue.ts';
 import { isUuid } from '../lib/text.ts';
+import type { Queryable } from '../lib/db.ts';
 import { recordEvent } from '../modules/auth/auth.audit.ts';
+import { ACCOUNT_COLUMNS, toAccountSummary } from '../modules/auth/auth.credentials.ts';
+import { sessionsRevokedByAdminNotice } from '../modules/auth/auth.mails.ts';
 import type { AuditEvent } from '../modules/auth/auth.schemas.ts';
+import { signOutEverywhere } from '../modules/auth/auth.sessions.ts';
+import type { AccountRow } from '../modules/auth/auth.types.ts';
+import { factorNotice, hasSecondFactor, removeAllFactors } from '../modules/mfa/index.ts';
 import { reencryptSecrets as reencrypt, type ReencryptProgress, type ReencryptReport } from '../secrets/reencrypt.ts';
 import * as inbox from '../webhooks/inbox/repo.ts';
 import { PROVIDER_NAMES } from '../webhooks/provider.ts';
@@ -156,6 +162,71 @@ export async function setRole(deps: Deps, actor: Actor, email: string, role: 'ad
   });
   if (!changed) throw new AppError('NOT_FOUND', 'No account has that e-mail address.');
   return changed;
+}
+
+const NO_SUCH_ADDRESS = 'No account has that e-mail address.';
+
+/** The account with this e-mail address (normalised), without its API key, and whether it has a second factor. */
+export async function findAccount(deps: Deps, actor: Actor, email: string) {
+  const [account] = await deps.db.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.email = $1`, [email]);
+  // A lookup that finds nothing is an admin's action all the same.
+  await audit(deps, deps.db, actor, 'admin.account_read', { email, account: account?.id ?? null });
+  if (!account) throw new AppError('NOT_FOUND', NO_SUCH_ADDRESS);
+  return { success: true as const, account: { ...toAccountSummary(account), mfa: await hasSecondFactor(deps.db, account.id) } };
+}
+
+/** Whom an account action is for: its id (the API) or its e-mail address (the CLI). */
+export type AccountTarget = { id: number } | { email: string };
+
+type Owner = { id: number; email: string; name: string };
+
+/** The target account, locked for the rest of the transaction; a 404 if there is none. */
+async function lockAccount(tx: Queryable, target: AccountTarget): Promise<Owner> {
+  const [account] =
+    'id' in target
+      ? await tx.query<Owner>('SELECT id, email, name FROM accounts WHERE id = $1 FOR UPDATE', [target.id])
+      : await tx.query<Owner>('SELECT id, email, name FROM accounts WHERE email = $1 FOR UPDATE', [target.email]);
+  if (!account) throw new AppError('NOT_FOUND', 'id' in target ? 'No such account.' : NO_SUCH_ADDRESS);
+  return account;
+}
+
+/**
+ * The owner's "sign out everywhere", done by an administrator: every live session ends on
+ * every instance, and pending e-mail-change and reset links die with them. The owner's log
+ * says an administrator did it (without the admin's address), the admin's log names the
+ * account, and the owner is mailed.
+ */
+export async function revokeAccountSessions(deps: Deps, actor: Actor, target: AccountTarget) {
+  const { owner, revoked } = await deps.db.transaction(async (tx) => {
+    const account = await lockAccount(tx, target);
+    const count = await signOutEverywhere(tx, deps.clock, account.id);
+    const byAdmin = { ip: '', requestId: actor.request.requestId };
+    await recordEvent(tx, deps.clock, 'session.revoked', { accountId: account.id }, byAdmin, { count, by: 'admin' });
+    await audit(deps, tx, actor, 'admin.sessions_revoked', { account: account.id, revoked: count });
+    return { owner: account, revoked: count };
+  });
+  deps.authCache.evictAccount(owner.id);
+  deps.mailer.sendInBackground(sessionsRevokedByAdminNotice(owner.email, owner.name, `${deps.config.publicUrl}/login`));
+  return { success: true as const, account: { id: owner.id, email: owner.email }, revoked };
+}
+
+/**
+ * For an owner locked out of their second factor (a lost phone, no recovery codes), once an
+ * administrator has made sure who is asking: the authenticator, passkeys, recovery codes and
+ * pending challenges go, so the password alone signs in again. Audited on both sides; the
+ * owner is mailed, so a reset they did not ask for does not go unseen.
+ */
+export async function resetAccountMfa(deps: Deps, actor: Actor, target: AccountTarget) {
+  const { owner, removed } = await deps.db.transaction(async (tx) => {
+    const account = await lockAccount(tx, target);
+    const removed = await removeAllFactors(tx, account.id);
+    const byAdmin = { ip: '', requestId: actor.request.requestId };
+    await recordEvent(tx, deps.clock, 'mfa.disabled', { accountId: account.id }, byAdmin, { by: 'admin', ...removed });
+    await audit(deps, tx, actor, 'admin.mfa_reset', { account: account.id, ...removed });
+    return { owner: account, removed };
+  });
+  deps.mailer.sendInBackground(factorNotice(owner.email, owner.name, 'reset_by_admin', `${deps.config.publicUrl}/account`));
+  return { success: true as const, account: { id: owner.id, email: owner.email }, removed };
 }
 
 /**

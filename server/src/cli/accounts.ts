@@ -6,7 +6,7 @@ import { CLI_ACTOR, withServices } from './session.ts';
 type Role = 'admin' | 'user';
 
 /** Addresses are kept lower-cased and NFC-normalised; the operator may type them either way. */
-function emailArgument(text: string): string {
+export function emailArgument(text: string): string {
   const email = parseBareEmail(text);
   if (!email) throw new UsageError(`<email>: "${text}" is not a bare e-mail address (local@domain)`);
   return email;

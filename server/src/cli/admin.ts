@@ -4,6 +4,8 @@ import { addInboxCommands } from './inbox.ts';
 import { addMigrateCommands } from './migrations.ts';
 import { EXIT, EXIT_CODES_HELP, reportFailure } from './output.ts';
 import { addSecretsCommands } from './secrets.ts';
+import { addMfaCommands } from './mfa.ts';
+import { addSessionsCommands } from './sessions.ts';
 
 // `npm run admin -- <command>`: the operator's commands (docs/OPERATIONS.md, Operator CLI). They call the
 // same services as the admin procedures, straight on the database, so they work while the
@@ -13,11 +15,13 @@ function buildProgram(): Command {
   // Set before any subcommand is added: commander copies these settings to the ones it creates.
   const program = new Command('admin')
     .usage('<command> [options]   (as npm run admin -- <command> [options])')
-    .description('Gatehouse operator commands: administrators, the webhook inbox, the database schema, stored secrets.')
+    .description("Gatehouse operator commands: administrators, accounts' sessions, the webhook inbox, the database schema, stored secrets.")
     .exitOverride()
     .showSuggestionAfterError()
     .showHelpAfterError('(add --help for usage)');
   addAccountCommands(program);
+  addSessionsCommands(program);
+  addMfaCommands(program);
   addInboxCommands(program);
   addMigrateCommands(program);
   addSecretsCommands(program);

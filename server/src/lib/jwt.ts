@@ -17,7 +17,7 @@ const isExpired = (claims: SessionClaims, now: Date) => claims.expiresAt.getTime
 
 export interface JwtSigner {
   sign(claims: { accountId: number; sessionId: string }): Promise<{ token: string; expiresAt: Date }>;
-  /** Undefined for anything that is not a valid, unexpired HS256 token from this issuer. */
+  /** Undefined for anything that is not a valid, unexpired HS256 token from this issuer, for this audience. */
   verify(token: string): Promise<SessionClaims | undefined>;
 }
 
@@ -34,14 +34,17 @@ type SigningKey = { id: string; key: webcrypto.CryptoKey };
  * secret first and keep the old one until the tokens it signed have expired (JWT_TTL).
  * Tokens from before key ids (no `kid`) are tried against every secret.
  * Keys are imported once as CryptoKeys: jose re-imports raw bytes on every call.
+ * New tokens name `audience` in `aud`; a token naming another is refused, while one without
+ * `aud` (signed before tokens carried it) is accepted until it expires.
  */
 export async function createJwtSigner(options: {
   secrets: Buffer[];
   issuer: string;
+  audience: string;
   ttlSeconds: number;
   clock: Clock;
 }): Promise<JwtSigner> {
-  const { issuer, ttlSeconds, clock } = options;
+  const { issuer, audience, ttlSeconds, clock } = options;
   if (!options.secrets.length) throw new Error('createJwtSigner needs at least one secret');
   const keys: SigningKey[] = await Promise.all(
     options.secrets.map(async (secret) => ({
@@ -60,6 +63,7 @@ export async function createJwtSigner(options: {
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: signing.id })
         .setSubject(String(accountId))
         .setIssuer(issuer)
+        .setAudience(audience)
         .setIssuedAt(issuedAt)
         .setExpirationTime(expiresAt)
         .sign(signing.key);
@@ -70,7 +74,7 @@ export async function createJwtSigner(options: {
       if (known) return isExpired(known, clock.now()) ? undefined : known;
       try {
         const payload = await verifyWithAny(token, keys, byId, { issuer, currentDate: clock.now() });
-        if (!payload) return undefined;
+        if (!payload || (payload.aud !== undefined && payload.aud !== audience)) return undefined;
         const accountId = Number(payload.sub);
         if (!Number.isSafeInteger(accountId) || accountId <= 0 || typeof payload.sid !== 'string') return undefined;
         const claims = Object.freeze({ accountId, sessionId: payload.sid, expiresAt: new Date(payload.exp! * 1000) });

@@ -10,6 +10,7 @@ import * as accountLifecycle from './0005-account-lifecycle.ts';
 import * as operatorSurface from './0006-operator-surface.ts';
 import * as dataKeyCheck from './0007-data-key-check.ts';
 import * as webhookSecretNotify from './0008-webhook-secret-notify.ts';
+import * as secondFactor from './0009-second-factor.ts';
 
 export type { Migration, MigrationContext } from './context.ts';
 
@@ -23,6 +24,7 @@ export const MIGRATIONS = [
   { name: '0006-operator-surface', ...operatorSurface },
   { name: '0007-data-key-check', ...dataKeyCheck },
   { name: '0008-webhook-secret-notify', ...webhookSecretNotify },
+  { name: '0009-second-factor', ...secondFactor },
 ];
 
 const MIGRATION_NAMES = MIGRATIONS.map((migration) => migration.name);

@@ -4,6 +4,7 @@ import { recordEvent } from './auth.audit.ts';
 import { accountDeletedNotice } from './auth.mails.ts';
 import { confirmPassword } from './auth.password-check.ts';
 import type { AuthContext } from './auth.types.ts';
+import { requireStepUp, type Proof } from '../mfa/index.ts';
 
 /**
  * Needs the password. One transaction removes the account and, by the schema's cascades, its
@@ -12,8 +13,9 @@ import type { AuthContext } from './auth.types.ts';
  * kept as ignored. The activity log keeps the deletion, without the account. The address
  * may register again at once.
  */
-export async function deleteAccount(deps: Deps, auth: AuthContext, password: string, request: RequestInfo) {
-  await confirmPassword(deps, auth, password, request);
+export async function deleteAccount(deps: Deps, auth: AuthContext, input: { password: string } & Proof, request: RequestInfo) {
+  await confirmPassword(deps, auth, input.password, request);
+  await requireStepUp(deps, auth, input, request);
   const { account } = auth;
   await deps.db.transaction(async (tx) => {
     await recordEvent(tx, deps.clock, 'account.deleted', { accountId: account.id }, request, { account_id: account.id });

@@ -19,7 +19,8 @@ const BY_PREVIOUS_API_KEY = {
 };
 const BY_SESSION = {
   name: 'auth_by_session',
-  text: `SELECT ${ACCOUNT_COLUMNS}, s.expires_at AS session_expires_at FROM sessions s JOIN accounts a ON a.id = s.account_id
+  text: `SELECT ${ACCOUNT_COLUMNS}, s.expires_at AS session_expires_at, coalesce(s.last_used_at, s.created_at) AS session_last_used_at
+         FROM sessions s JOIN accounts a ON a.id = s.account_id
          WHERE s.id = $1 AND s.account_id = $2 AND s.revoked_at IS NULL AND s.expires_at > $3`,
 };
 
@@ -64,6 +65,7 @@ export async function authenticate(deps: Deps, credentials: Credentials): Promis
   if (!claims || !isUuid(claims.sessionId)) return undefined;
   const account = await accountBySession(deps, claims.sessionId, claims.accountId);
   if (!account) return undefined;
+  // After the idle check: a request must not keep alive the session it is refused on.
   deps.sessionTouches.touch(claims.sessionId);
   return { account, apiKey: currentApiKey(deps, account), sessionId: claims.sessionId };
 }
@@ -94,19 +96,33 @@ async function accountByApiKey(deps: Deps, apiKey: string): Promise<CachedAuth |
   return found;
 }
 
-type SessionRow = AccountRow & { session_expires_at: Date };
+type SessionRow = AccountRow & { session_expires_at: Date; session_last_used_at: Date };
+
+/**
+ * Whether a session has gone unused for SESSION_IDLE_TIMEOUT: by the later of its last use
+ * as stored and a use noted here and not written yet. Memory only: it runs on every request.
+ */
+export function sessionIdle(deps: Pick<Deps, 'config' | 'clock' | 'sessionTouches'>, sessionId: string, storedLastUse: Date): boolean {
+  const timeoutMs = deps.config.sessionIdleTimeoutSeconds * 1000;
+  if (!timeoutMs) return false;
+  const lastUse = Math.max(storedLastUse.getTime(), deps.sessionTouches.pending(sessionId)?.getTime() ?? 0);
+  return deps.clock.now().getTime() - lastUse >= timeoutMs;
+}
 
 async function accountBySession(deps: Deps, sessionId: string, accountId: number): Promise<AccountRow | undefined> {
   const { authCache } = deps;
   const key = sessionCacheKey(sessionId);
   const cached = authCache.get(key);
   // The cache expires the entry with the session; the token's own `sub` must still match.
-  if (cached?.account.id === accountId) return cached.account;
+  // An entry that looks idle is asked of the database again: another instance, or this
+  // one's last flush, may have written a later use than the entry holds.
+  if (cached?.account.id === accountId && cached.lastUsedAt && !sessionIdle(deps, sessionId, cached.lastUsedAt)) return cached.account;
   const epoch = authCache.epoch;
   const [row] = await deps.db.query<SessionRow>(BY_SESSION, [sessionId, accountId, deps.clock.now()]);
   if (!row) return undefined;
-  const { session_expires_at: validUntil, ...account } = row;
-  authCache.set(key, { account, validUntil }, epoch);
+  const { session_expires_at: validUntil, session_last_used_at: lastUsedAt, ...account } = row;
+  if (sessionIdle(deps, sessionId, lastUsedAt)) return undefined;
+  authCache.set(key, { account, validUntil, lastUsedAt }, epoch);
   return account;
 }
 
@@ -122,4 +138,10 @@ export function toUser(account: AccountRow, apiKey: string): User {
     email_verified: account.email_verified,
     created_at: account.created_at.toISOString(),
   };
+}
+
+/** The user object without the API key: what an administrator is shown of an account. */
+export function toAccountSummary(account: AccountRow): Omit<User, 'api_key'> {
+  const { api_key: _apiKey, ...summary } = toUser(account, '');
+  return summary;
 }

@@ -8,6 +8,7 @@ import { emailChangedNotice, emailChangeMail, emailChangeRequestedNotice, emailT
 import { confirmPassword } from './auth.password-check.ts';
 import { issueToken, pendingEmailChange, TAKEOVER_LINKS, useToken, voidTokens } from './auth.tokens.ts';
 import type { AuthContext } from './auth.types.ts';
+import { requireStepUp, type Proof } from '../mfa/index.ts';
 
 const REQUESTED_MESSAGE = 'Check the new address: we sent it a link to confirm the change. Until then your address stays as it is.';
 
@@ -18,8 +19,9 @@ const REQUESTED_MESSAGE = 'Check the new address: we sent it a link to confirm t
  * a token is made all the same (never mailed, so never used), so that the change shows as
  * pending on the account page whichever way it went.
  */
-export async function changeEmail(deps: Deps, auth: AuthContext, input: { new_email: string; password: string }, request: RequestInfo) {
+export async function changeEmail(deps: Deps, auth: AuthContext, input: { new_email: string; password: string } & Proof, request: RequestInfo) {
   await confirmPassword(deps, auth, input.password, request);
+  await requireStepUp(deps, auth, input, request);
   refuseIfLimited(await deps.rateLimiter.hit([{ rule: AUTH_RATE_RULES.emailChangesPerAccount, key: String(auth.account.id) }]));
   const { account } = auth;
   const accountUrl = `${deps.config.publicUrl}/account`;

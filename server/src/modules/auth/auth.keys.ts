@@ -6,6 +6,7 @@ import { recordEvent } from './auth.audit.ts';
 import { apiKeyHash, apiKeyPlace } from './auth.credentials.ts';
 import { apiKeyRotatedNotice } from './auth.mails.ts';
 import type { AuthContext } from './auth.types.ts';
+import { requireStepUp, type Proof } from '../mfa/index.ts';
 
 /**
  * A new API key, returned once here and by login and /me from now on. With a grace window
@@ -13,7 +14,9 @@ import type { AuthContext } from './auth.types.ts';
  * that long, never its ciphertext); without one it stops at once. A key still in an earlier
  * window is dropped: at most two keys work at any time.
  */
-export async function rotateApiKey(deps: Deps, auth: AuthContext, graceSeconds: number, request: RequestInfo) {
+export async function rotateApiKey(deps: Deps, auth: AuthContext, input: { grace_seconds?: number } & Proof, request: RequestInfo) {
+  await requireStepUp(deps, auth, input, request);
+  const graceSeconds = input.grace_seconds ?? 0;
   const apiKey = randomHex(32);
   const now = deps.clock.now();
   const previousUntil = graceSeconds > 0 ? new Date(now.getTime() + graceSeconds * 1000) : undefined;

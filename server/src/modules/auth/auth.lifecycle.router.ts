@@ -64,11 +64,12 @@ export const lifecycleProcedures = {
     }))
     .input(rotateApiKeyInput.optional())
     .output(rotateApiKeyOutput)
-    .mutation(({ ctx, input }) => rotateApiKey(ctx.deps, ctx.auth, input?.grace_seconds ?? 0, ctx.request)),
+    .mutation(({ ctx, input }) => rotateApiKey(ctx.deps, ctx.auth, input ?? {}, ctx.request)),
 
   listSessions: authedProcedure
     .meta(rest('GET', 'sessions', 'The live sessions, newest first; `current` is the calling JWT\'s', {
       protect: true,
+      beforeMfaSetup: true,
       errors: { 401: NO_CREDENTIALS },
     }))
     .input(z.void())
@@ -78,6 +79,7 @@ export const lifecycleProcedures = {
   revokeSession: authedProcedure
     .meta(rest('DELETE', 'sessions/{id}', 'End one session, at once on every instance', {
       protect: true,
+      beforeMfaSetup: true,
       errors: { 400: INVALID_BODY, 401: NO_CREDENTIALS, 404: 'NOT_FOUND: no live session of this account has that id' },
     }))
     .input(sessionIdInput)
@@ -87,6 +89,7 @@ export const lifecycleProcedures = {
   revokeAllSessions: authedProcedure
     .meta(rest('POST', 'sessions/revoke-all', 'Sign out everywhere (else): every live session, or every other one', {
       protect: true,
+      beforeMfaSetup: true,
       errors: { 400: INVALID_BODY, 401: NO_CREDENTIALS },
     }))
     .input(revokeAllSessionsInput.optional())
@@ -135,7 +138,7 @@ export const lifecycleProcedures = {
     }))
     .input(deleteAccountInput)
     .output(successOutput)
-    .mutation(({ ctx, input }) => deleteAccount(ctx.deps, ctx.auth, input.password, ctx.request)),
+    .mutation(({ ctx, input }) => deleteAccount(ctx.deps, ctx.auth, input, ctx.request)),
 
   listActivity: authedProcedure
     .meta(rest('GET', 'activity', 'The account\'s latest 100 events, newest first', {

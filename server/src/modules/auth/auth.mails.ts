@@ -1,7 +1,7 @@
 import type { Mail } from '../../lib/mailer.ts';
 import { escapeHtml } from '../../lib/text.ts';
 
-type MailParts = {
+export type MailParts = {
   to: string;
   /** Never a secret: subjects show in notifications and inbox lists. */
   subject: string;
@@ -13,7 +13,7 @@ type MailParts = {
 };
 
 /** One shape for every mail: the same words as plain text and as simple, inline-styled HTML. */
-function compose({ to, subject, title, paragraphs, link, after = [] }: MailParts): Mail {
+export function composeMail({ to, subject, title, paragraphs, link, after = [] }: MailParts): Mail {
   const text = [...paragraphs, ...(link ? [link.url] : []), ...after].join('\n\n');
   const html = (lines: string[]) => lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n');
   const button = link
@@ -44,7 +44,7 @@ export function verificationMail(to: string, name: string, verifyUrl: string, op
   const warning = options.repeated
     ? ['This address was registered again. The link confirms the latest registration, with the password chosen in it. If you registered earlier but not just now, do not use this link: register again to get one for your own password.']
     : [];
-  return compose({
+  return composeMail({
     to,
     subject: 'Confirm your e-mail address',
     title: 'Confirm your e-mail address',
@@ -55,7 +55,7 @@ export function verificationMail(to: string, name: string, verifyUrl: string, op
 }
 
 export function alreadyRegisteredMail(to: string, name: string, loginUrl: string): Mail {
-  return compose({
+  return composeMail({
     to,
     subject: 'Someone tried to register with your e-mail address',
     title: 'Registration attempt',
@@ -69,7 +69,7 @@ export function alreadyRegisteredMail(to: string, name: string, loginUrl: string
 }
 
 export function resetMail(to: string, name: string, resetUrl: string): Mail {
-  return compose({
+  return composeMail({
     to,
     subject: 'Reset your Gatehouse password',
     title: 'Reset your password',
@@ -81,7 +81,7 @@ export function resetMail(to: string, name: string, resetUrl: string): Mail {
 
 /** After a reset: every session was ended; the API key stays, so the mail offers to replace it. */
 export function passwordResetNotice(to: string, name: string, accountUrl: string): Mail {
-  return compose({
+  return composeMail({
     to,
     subject: 'Your Gatehouse password was reset',
     title: 'Your password was reset',
@@ -96,7 +96,7 @@ export function passwordResetNotice(to: string, name: string, accountUrl: string
 }
 
 export function passwordChangedNotice(to: string, name: string, accountUrl: string): Mail {
-  return compose({
+  return composeMail({
     to,
     subject: 'Your Gatehouse password was changed',
     title: 'Your password was changed',
@@ -109,7 +109,7 @@ export function apiKeyRotatedNotice(to: string, name: string, previousUntil: Dat
   const previous = previousUntil
     ? `The previous key keeps working until ${previousUntil.toISOString()}; after that only the new one does.`
     : 'The previous key stopped working at once.';
-  return compose({
+  return composeMail({
     to,
     subject: 'Your Gatehouse API key was replaced',
     title: 'Your API key was replaced',
@@ -118,7 +118,7 @@ export function apiKeyRotatedNotice(to: string, name: string, previousUntil: Dat
 }
 
 export function emailChangeMail(to: string, name: string, confirmUrl: string): Mail {
-  return compose({
+  return composeMail({
     to,
     subject: 'Confirm your new e-mail address',
     title: 'Confirm your new e-mail address',
@@ -129,7 +129,7 @@ export function emailChangeMail(to: string, name: string, confirmUrl: string): M
 }
 
 export function emailChangeRequestedNotice(to: string, name: string, newEmail: string, accountUrl: string): Mail {
-  return compose({
+  return composeMail({
     to,
     subject: 'A change of your e-mail address was requested',
     title: 'E-mail change requested',
@@ -144,7 +144,7 @@ export function emailChangeRequestedNotice(to: string, name: string, newEmail: s
 
 /** To the address an account just left: the last word it gets, so it says what to do if it was not its owner. */
 export function emailChangedNotice(to: string, name: string, newEmail: string): Mail {
-  return compose({
+  return composeMail({
     to,
     subject: 'Your Gatehouse e-mail address was changed',
     title: 'Your e-mail address was changed',
@@ -158,7 +158,7 @@ export function emailChangedNotice(to: string, name: string, newEmail: string): 
 
 /** The new address of an e-mail change already has an account: it hears of the attempt, gets no link. */
 export function emailTakenNotice(to: string, name: string): Mail {
-  return compose({
+  return composeMail({
     to,
     subject: 'Someone tried to move an account to your e-mail address',
     title: 'E-mail change attempt',
@@ -170,7 +170,7 @@ export function emailTakenNotice(to: string, name: string): Mail {
 }
 
 export function accountDeletedNotice(to: string, name: string): Mail {
-  return compose({
+  return composeMail({
     to,
     subject: 'Your Gatehouse account was deleted',
     title: 'Your account was deleted',
@@ -179,5 +179,21 @@ export function accountDeletedNotice(to: string, name: string): Mail {
       'Your Gatehouse account was deleted, with its sessions, API key, sites, channels and messages. This address may be used to register again.',
       'If you did not delete it, contact support.',
     ],
+  });
+}
+
+/** admin.revokeSessions: the owner learns why every session ended, and that nothing else changed. */
+export function sessionsRevokedByAdminNotice(to: string, name: string, loginUrl: string): Mail {
+  return composeMail({
+    to,
+    subject: 'An administrator signed your Gatehouse account out everywhere',
+    title: 'You were signed out everywhere',
+    paragraphs: [
+      `Hello ${name},`,
+      'An administrator signed your Gatehouse account out everywhere: every session ended, and any pending e-mail change or password reset link no longer works.',
+      'Your password and API key were not changed. Sign in again to go on.',
+    ],
+    link: { url: loginUrl, label: 'Sign in' },
+    after: ['If you think someone else used your account, reset your password and rotate your API key from your account page.'],
   });
 }

@@ -7,9 +7,11 @@ import { recordEvent } from './auth.audit.ts';
 import { AUTH_RATE_RULES, refuseIfLimited } from './auth.limits.ts';
 import { passwordChangedNotice, passwordResetNotice, resetMail } from './auth.mails.ts';
 import { confirmPassword } from './auth.password-check.ts';
+import { checkNewPassword } from './auth.password-policy.ts';
 import { revokeSessions } from './auth.sessions.ts';
-import { issueToken, TAKEOVER_LINKS, tokenIsLive, useToken, voidTokens } from './auth.tokens.ts';
+import { issueToken, liveTokenOwner, TAKEOVER_LINKS, useToken, voidTokens } from './auth.tokens.ts';
 import type { AuthContext } from './auth.types.ts';
+import { requireStepUp, type Proof } from '../mfa/index.ts';
 
 const FORGOT_MESSAGE = 'If an account uses this address, a link to choose a new password is on its way.';
 
@@ -49,8 +51,11 @@ type ResetAccount = { email: string; name: string };
  */
 export async function resetPassword(deps: Deps, token: string, password: string, request: RequestInfo) {
   refuseIfLimited(await deps.rateLimiter.hit([{ rule: AUTH_RATE_RULES.tokenUsesPerIp, key: rateLimitSubject(request.ip) }]));
-  // Checked first so a dead link costs no argon2 hash; used only below, in the transaction.
-  if (!(await tokenIsLive(deps.db, deps.clock, 'reset', token))) throw new AppError('INVALID_TOKEN');
+  // Checked first so a dead link costs no argon2 hash and a refused password leaves the link
+  // usable for another try; used only below, in the transaction.
+  const owner = await liveTokenOwner(deps.db, deps.clock, 'reset', token);
+  if (!owner) throw new AppError('INVALID_TOKEN');
+  await checkNewPassword(deps, password, { ...owner, field: 'password' });
   const passwordHash = await deps.passwords.hash(password);
   const account = await deps.db.transaction(async (tx): Promise<ResetAccount & { id: number } | undefined> => {
     const used = await useToken(tx, deps.clock, 'reset', token);
@@ -77,8 +82,10 @@ export async function resetPassword(deps: Deps, token: string, password: string,
  * change and reset links die too: the owner changing a password is often taking the account
  * back from someone who asked for one of them.
  */
-export async function changePassword(deps: Deps, auth: AuthContext, input: { current_password: string; new_password: string }, request: RequestInfo) {
+export async function changePassword(deps: Deps, auth: AuthContext, input: { current_password: string; new_password: string } & Proof, request: RequestInfo) {
   await confirmPassword(deps, auth, input.current_password, request);
+  await checkNewPassword(deps, input.new_password, { email: auth.account.email, name: auth.account.name, field: 'new_password' });
+  await requireStepUp(deps, auth, input, request);
   const passwordHash = await deps.passwords.hash(input.new_password);
   await deps.db.transaction(async (tx) => {
     await tx.query('UPDATE accounts SET password_hash = $2, updated_at = $3 WHERE id = $1', [auth.account.id, passwordHash, deps.clock.now()]);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEVICE_COOKIE, SESSION_COOKIE, type Context } from '../../context.ts';
+import { deviceCookieName, SESSION_COOKIE, type Context } from '../../context.ts';
 import { authedProcedure, publicProcedure, router } from '../../trpc.ts';
 import { DEVICE_TTL_SECONDS } from './auth.devices.ts';
 import { lifecycleProcedures } from './auth.lifecycle.router.ts';
@@ -18,10 +18,20 @@ import {
   verifyEmailInput,
 } from './auth.schemas.ts';
 import * as auth from './auth.service.ts';
+import { passkeySignInOptions } from '../mfa/index.ts';
+import { mfaProcedures } from '../mfa/mfa.router.ts';
+import { loginMfaInput, loginPasskeyInput, optionsOutput, passkeyLoginOptionsInput } from '../mfa/mfa.schemas.ts';
 
 function cookie(ctx: Context, name: string, value: string, maxAgeSeconds: number): string {
   const secure = ctx.deps.config.publicUrl.startsWith('https:') ? '; Secure' : '';
   return `${name}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAgeSeconds}${secure}`;
+}
+
+/** A complete sign-in: the session cookie, a device cookie for a client new to the account, and the login answer. */
+function signedIn(ctx: Context, { token, user, deviceToken }: auth.LoginResult) {
+  ctx.response.headers.push(['set-cookie', cookie(ctx, SESSION_COOKIE, token, ctx.deps.config.jwtTtlSeconds)]);
+  if (deviceToken) ctx.response.headers.push(['set-cookie', cookie(ctx, deviceCookieName(ctx.deps.config.publicUrl), deviceToken, DEVICE_TTL_SECONDS)]);
+  return { success: true as const, token, user };
 }
 
 export const authRouter = router({
@@ -59,27 +69,53 @@ export const authRouter = router({
       errors: {
         400: 'A field is missing or invalid, or the body is not JSON',
         401: 'INVALID_CREDENTIALS: unknown e-mail or wrong password (the same answer for both)',
-        403: 'EMAIL_NOT_VERIFIED: the password matched but the address is not verified yet',
+        403: 'EMAIL_NOT_VERIFIED: the password matched but the address is not verified yet; or MFA_REQUIRED: the password matched and the account has a second factor: no cookie yet, the body carries `mfa_token` and `methods` for POST /login/mfa',
         429: 'Too many attempts for this account or IP',
       },
       responseHeaders: setCookieHeader(
         'svc_token=<jwt>; Path=/; HttpOnly; SameSite=Lax; Max-Age=<JWT_TTL s>, plus Secure over https. A client that has not ' +
-          'logged in to this account before also gets svc_device=<signed device id> (one year): sent back on later logins, it ' +
-          'keeps the account-wide failed-login cap from locking this client out.',
+          'logged in to this account before also gets svc_device=<signed device id> (one year; over https named __Host-svc_device): ' +
+          'sent back on later logins, it keeps the account-wide failed-login cap from locking this client out.',
       ),
     }))
     .input(loginInput)
     .output(loginOutput)
-    .mutation(async ({ ctx, input }) => {
-      const { token, user, deviceToken } = await auth.login(ctx.deps, input, ctx.request, ctx.credentials);
-      ctx.response.headers.push(['set-cookie', cookie(ctx, SESSION_COOKIE, token, ctx.deps.config.jwtTtlSeconds)]);
-      if (deviceToken) ctx.response.headers.push(['set-cookie', cookie(ctx, DEVICE_COOKIE, deviceToken, DEVICE_TTL_SECONDS)]);
-      return { success: true as const, token, user };
-    }),
+    .mutation(async ({ ctx, input }) => signedIn(ctx, await auth.login(ctx.deps, input, ctx.request, ctx.credentials))),
+
+  loginMfa: publicProcedure
+    .meta(rest('POST', 'login/mfa', 'The second step of a sign-in: the mfa_token with a code or a passkey answer', {
+      errors: {
+        400: 'INVALID_TOKEN: the mfa_token is unknown, used, expired or spent by 5 wrong codes; or an invalid body',
+        401: 'INVALID_CREDENTIALS: the code or passkey answer is wrong or replayed (it counts as a failed login)',
+        429: 'Too many attempts for this account or IP',
+      },
+      responseHeaders: setCookieHeader('As for login: svc_token, and svc_device for a client new to this account'),
+    }))
+    .input(loginMfaInput)
+    .output(loginOutput)
+    .mutation(async ({ ctx, input }) => signedIn(ctx, await auth.loginSecondStep(ctx.deps, input, ctx.request, ctx.credentials))),
+
+  passkeyLoginOptions: publicProcedure
+    .meta(rest('POST', 'login/passkey/options', 'WebAuthn request options: for a sign-in by passkey, or with mfa_token for a second step', {
+      errors: { 400: 'INVALID_TOKEN: the mfa_token is unknown, used or expired; or an invalid body' },
+    }))
+    .input(passkeyLoginOptionsInput)
+    .output(optionsOutput)
+    .mutation(({ ctx, input }) => passkeySignInOptions(ctx.deps, input ?? {})),
+
+  loginPasskey: publicProcedure
+    .meta(rest('POST', 'login/passkey', 'Sign in with a passkey alone (user verification required)', {
+      errors: { 400: 'A field is missing or invalid', 401: 'INVALID_CREDENTIALS: the passkey answer does not verify', 429: 'Too many attempts from this IP' },
+      responseHeaders: setCookieHeader('As for login: svc_token, and svc_device for a client new to this account'),
+    }))
+    .input(loginPasskeyInput)
+    .output(loginOutput)
+    .mutation(async ({ ctx, input }) => signedIn(ctx, await auth.loginWithPasskey(ctx.deps, input, ctx.request, ctx.credentials))),
 
   me: authedProcedure
     .meta(rest('GET', 'me', 'The calling account (Bearer JWT, Bearer API key or the svc_token cookie)', {
       protect: true,
+      beforeMfaSetup: true,
       errors: { 401: 'No valid JWT, API key or cookie' },
     }))
     .input(z.void())
@@ -89,6 +125,7 @@ export const authRouter = router({
   logout: authedProcedure
     .meta(rest('POST', 'logout', 'Revoke the current session and clear the cookie', {
       protect: true,
+      beforeMfaSetup: true,
       errors: { 401: 'No valid session JWT or cookie (an API key has no session to end)' },
       responseHeaders: setCookieHeader('svc_token=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0'),
     }))
@@ -101,4 +138,5 @@ export const authRouter = router({
     }),
 
   ...lifecycleProcedures,
+  ...mfaProcedures,
 });

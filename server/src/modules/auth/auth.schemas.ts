@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { parseBareEmail } from '../../lib/text.ts';
 import { strictInput } from '../../lib/validation.ts';
+// The second factor's own schemas: the step-up proof that sensitive changes may carry.
+import { stepUpProof } from '../mfa/mfa.schemas.ts';
 
 // A bare address only: a display name or a second address in <> would reach the mailer.
-const emailSchema = z
+export const emailSchema = z
   .string()
   .trim()
   .max(254, 'must be at most 254 characters')
@@ -58,9 +60,10 @@ export const logoutOutput = z.object({ success: z.literal(true) });
 // The account lifecycle (docs/API.md, Account lifecycle).
 export const forgotPasswordInput = strictInput({ email: emailSchema });
 export const resetPasswordInput = strictInput({ token: tokenSchema, password: passwordSchema });
-export const changePasswordInput = strictInput({ current_password: currentPasswordSchema, new_password: passwordSchema });
+export const changePasswordInput = strictInput({ current_password: currentPasswordSchema, new_password: passwordSchema, ...stepUpProof });
 export const rotateApiKeyInput = strictInput({
   grace_seconds: z.number().int().min(0, 'must be 0 to 86400').max(86_400, 'must be 0 to 86400').optional().describe('How long the previous key keeps working (default 0: not at all)'),
+  ...stepUpProof,
 });
 export const rotateApiKeyOutput = z.object({ success: z.literal(true), api_key: z.string() });
 export const sessionIdInput = strictInput({ id: z.string().min(1).max(100) });
@@ -68,7 +71,7 @@ export const revokeAllSessionsInput = strictInput({
   keep_current: z.boolean().optional().describe("Keep the calling JWT's own session (default true)"),
 });
 export const revokeAllSessionsOutput = z.object({ success: z.literal(true), revoked: z.number().int() });
-export const changeEmailInput = strictInput({ new_email: emailSchema, password: currentPasswordSchema });
+export const changeEmailInput = strictInput({ new_email: emailSchema, password: currentPasswordSchema, ...stepUpProof });
 export const confirmEmailChangeInput = strictInput({ token: tokenSchema });
 export const pendingEmailChangeOutput = z.object({
   success: z.literal(true),
@@ -77,7 +80,7 @@ export const pendingEmailChangeOutput = z.object({
     .nullable()
     .describe('The change waiting for its confirmation link, or null'),
 });
-export const deleteAccountInput = strictInput({ password: currentPasswordSchema });
+export const deleteAccountInput = strictInput({ password: currentPasswordSchema, ...stepUpProof });
 
 export const sessionSchema = z.object({
   id: z.string(),
@@ -111,6 +114,15 @@ export const AUDIT_EVENTS = [
   'channel.created',
   'channel.updated',
   'channel.deleted',
+  // The second factor (modules/mfa).
+  'mfa.enabled',
+  'mfa.disabled',
+  'passkey.added',
+  'passkey.removed',
+  'recovery_codes.regenerated',
+  'recovery_code.used',
+  'login.mfa_required',
+  'login.mfa_failed',
   // Operators' actions (server/src/admin), each in the acting admin's log (the CLI's without an account).
   'admin.inbox_read',
   'admin.delivery_read',
@@ -119,6 +131,9 @@ export const AUDIT_EVENTS = [
   'admin.deliveries_purged',
   'admin.role_changed',
   'admin.secrets_reencrypted',
+  'admin.account_read',
+  'admin.sessions_revoked',
+  'admin.mfa_reset',
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 

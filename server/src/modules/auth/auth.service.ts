@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Credentials, RequestInfo } from '../../context.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors.ts';
@@ -10,8 +11,10 @@ import { ACCOUNT_COLUMNS, apiKeyHash, apiKeyPlace, toUser } from './auth.credent
 import { issueDeviceToken, readDeviceToken, type Device } from './auth.devices.ts';
 import { AUTH_RATE_RULES, refuseIfLimited } from './auth.limits.ts';
 import { alreadyRegisteredMail, verificationMail } from './auth.mails.ts';
+import { checkNewPassword } from './auth.password-policy.ts';
 import type { RegisterInput, User } from './auth.schemas.ts';
 import { issueToken, useToken, voidTokens } from './auth.tokens.ts';
+import { finishSecondStep, proveWithPasskey, secondStepAccount, startSecondStep, type Proof } from '../mfa/index.ts';
 import type { AccountRow, AuthContext } from './auth.types.ts';
 
 const REGISTERED_MESSAGE = 'Check your inbox: we sent a link to confirm your e-mail address.';
@@ -51,6 +54,8 @@ export async function register(deps: Deps, input: RegisterInput, request: Reques
       { rule: AUTH_RATE_RULES.registerPerAddress, key: input.email },
     ]),
   );
+  // Before anything is looked up: a refusal says the same for a new and a taken address.
+  await checkNewPassword(deps, input.password, { email: input.email, name: input.name, field: 'password' });
   const registration: Registration = { passwordHash: await deps.passwords.hash(input.password), name: input.name, company: input.company };
   const mail = await deps.db.transaction(async (tx) => {
     const created = await insertAccount(deps, tx, input.email, registration);
@@ -158,14 +163,15 @@ export type LoginResult = { token: string; user: User; deviceToken: string | und
  * Unknown e-mail and wrong password look the same: same body, same argon2 work (a dummy
  * hash), the attempt counts against the address and is logged either way, so lockouts
  * reveal nothing. `deviceToken` is set when this client should keep a new device cookie.
+ * An account with a second factor gets no session yet: 403 MFA_REQUIRED with a token for
+ * its second step, said only once the password matched.
  */
 export async function login(deps: Deps, input: { email: string; password: string }, request: RequestInfo, credentials: Credentials): Promise<LoginResult> {
   const [account] = await deps.db.query<LoginRow>(
     { name: 'auth_login_account', text: `SELECT ${ACCOUNT_COLUMNS}, a.password_hash FROM accounts a WHERE a.email = $1` },
     [input.email],
   );
-  const presented = readDeviceToken(deps.deviceKeys, credentials.device);
-  const device = account && presented?.accountId === account.id ? presented : undefined;
+  const device = deviceOf(deps, credentials, account?.id);
   const reservation = await reserveAttempt(deps, input.email, request, device);
   const matched = account ? await deps.passwords.verify(account.password_hash, input.password) : await deps.passwords.verifyDummy(input.password);
   if (!account || !matched) {
@@ -178,6 +184,59 @@ export async function login(deps: Deps, input: { email: string; password: string
     deps.metrics.countLogin('unverified');
     throw new AppError('EMAIL_NOT_VERIFIED');
   }
+  const secondStep = await startSecondStep(deps, account.id, request);
+  if (secondStep) {
+    deps.metrics.countLogin('mfa_required');
+    throw new AppError('MFA_REQUIRED', undefined, { details: secondStep });
+  }
+  return startSession(deps, account, request, device);
+}
+
+/**
+ * The second step of a password sign-in: a code or passkey answer with its `mfa_token`. It
+ * is limited like the password before it (per device for the owner's own devices, else per
+ * client and account), so wrong codes run down the same failed-login cap.
+ */
+export async function loginSecondStep(deps: Deps, input: { mfa_token: string } & Proof, request: RequestInfo, credentials: Credentials): Promise<LoginResult> {
+  const accountId = await secondStepAccount(deps, input.mfa_token);
+  const [account] = await deps.db.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.id = $1`, [accountId]);
+  if (!account) throw new AppError('INVALID_TOKEN');
+  const device = deviceOf(deps, credentials, account.id);
+  const reservation = await reserveAttempt(deps, account.email, request, device);
+  try {
+    await finishSecondStep(deps, input.mfa_token, account, { code: input.code, response: input.response }, request);
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'INVALID_CREDENTIALS') deps.metrics.countLogin('mfa_failed');
+    throw error;
+  }
+  await deps.rateLimiter.refund(reservation);
+  return startSession(deps, account, request, device);
+}
+
+/**
+ * A sign-in by a passkey alone (with user verification: something the person has and is or
+ * knows). Limited per client like a password sign-in; a passkey that does not verify is the
+ * same 401 as a wrong password.
+ */
+export async function loginWithPasskey(deps: Deps, input: { response: AuthenticationResponseJSON }, request: RequestInfo, credentials: Credentials): Promise<LoginResult> {
+  refuseLoginIfLimited(deps, await deps.rateLimiter.hit([{ rule: AUTH_RATE_RULES.loginPerIp, key: rateLimitSubject(request.ip) }]), 'rate_limited');
+  const accountId = await proveWithPasskey(deps, input.response, undefined);
+  const [account] = accountId ? await deps.db.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.id = $1`, [accountId]) : [];
+  if (!account) {
+    deps.metrics.countLogin('failed');
+    throw new AppError('INVALID_CREDENTIALS', 'The passkey could not be verified.');
+  }
+  return startSession(deps, account, request, deviceOf(deps, credentials, account.id));
+}
+
+/** The device cookie, when it is one this account gave out. */
+function deviceOf(deps: Deps, credentials: Credentials, accountId: number | undefined): Device | undefined {
+  const presented = readDeviceToken(deps.deviceKeys, credentials.device);
+  return accountId !== undefined && presented?.accountId === accountId ? presented : undefined;
+}
+
+/** A new session for a sign-in that is complete, in the activity log, with a device cookie for a new device. */
+async function startSession(deps: Deps, account: AccountRow, request: RequestInfo, device: Device | undefined): Promise<LoginResult> {
   const sessionId = randomUUID();
   const { token, expiresAt } = await deps.jwt.sign({ accountId: account.id, sessionId });
   await deps.db.transaction(async (tx) => {

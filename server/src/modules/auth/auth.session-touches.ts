@@ -8,7 +8,10 @@ const TOUCH_GAP_MS = 60_000;
 export interface SessionTouches {
   /** Notes that a session was just used: memory only, nothing is written on the request's path. */
   touch(sessionId: string): void;
-  /** The use noted here and not written yet, for a listing made before the next flush. */
+  /**
+   * The latest use noted here and not written yet, for a listing made before the next flush
+   * and for the idle check (SESSION_IDLE_TIMEOUT).
+   */
   pending(sessionId: string): Date | undefined;
   /** Writes what was noted: one statement for every session. */
   flush(): Promise<void>;
@@ -18,31 +21,60 @@ export interface SessionTouches {
 
 const TOUCH_SQL = {
   name: 'sessions_touch',
-  // The condition makes "once a minute" hold across instances too.
+  // The condition on $3, the time of the write, makes "once a minute" hold across instances
+  // too; the one on t.at keeps a later use another instance wrote.
   text: `UPDATE sessions s SET last_used_at = t.at
          FROM unnest($1::uuid[], $2::timestamptz[]) AS t(id, at)
-         WHERE s.id = t.id AND (s.last_used_at IS NULL OR s.last_used_at <= t.at - interval '1 minute')`,
+         WHERE s.id = t.id AND (s.last_used_at IS NULL OR (s.last_used_at < t.at AND s.last_used_at <= $3::timestamptz - interval '1 minute'))
+         RETURNING s.id`,
 };
 
 /**
  * `last_used_at` without a database write on /me: uses are noted in memory and written by a
  * timer, a session at most once a minute. The migration's trigger ignores such writes, so
- * they do not evict the /me cache of every instance.
+ * they do not evict the /me cache of every instance. A use made within a minute of the
+ * last write waits in memory for the next one instead of being dropped: the idle timeout
+ * reads it from there, so a session in use is never taken for an idle one.
  */
 export function createSessionTouches(options: { db: Queryable; clock: Clock; logger: Logger; flushIntervalMs?: number }): SessionTouches {
   const { db, clock, logger } = options;
+  /** The latest use of each session not written yet. */
   const noted = new Map<string, number>();
+  /** Uses on their way to the database. */
+  const writing = new Map<string, number>();
+  /** The use this instance last wrote of each session, for the first minute after. */
   const written = new Map<string, number>();
   let flushing: Promise<void> | undefined;
 
+  /** Back to `noted` unless a later use came in meanwhile. */
+  const renote = (id: string, at: number) => {
+    if (!noted.has(id)) noted.set(id, at);
+  };
+
   const flush = async () => {
-    if (!noted.size) return;
-    const batch = [...noted];
-    noted.clear();
-    await db.query(TOUCH_SQL, [batch.map(([id]) => id), batch.map(([, at]) => new Date(at))]);
     const now = clock.now().getTime();
-    for (const [id, at] of batch) written.set(id, at);
     for (const [id, at] of written) if (now - at >= TOUCH_GAP_MS) written.delete(id);
+    const batch = [...noted].filter(([id]) => !written.has(id));
+    if (!batch.length) return;
+    for (const [id, at] of batch) {
+      noted.delete(id);
+      writing.set(id, at);
+    }
+    try {
+      const rows = await db.query<{ id: string }>(TOUCH_SQL, [batch.map(([id]) => id), batch.map(([, at]) => new Date(at)), new Date(now)]);
+      const stored = new Set(rows.map((row) => row.id));
+      for (const [id, at] of batch) {
+        if (stored.has(id.toLowerCase())) written.set(id, at);
+        // Written less than a minute ago by another instance or the login: tried again while
+        // the use is recent. A session that is gone stops being tried the same way.
+        else if (now - at < TOUCH_GAP_MS) renote(id, at);
+      }
+    } catch (error) {
+      for (const [id, at] of batch) renote(id, at);
+      throw error;
+    } finally {
+      for (const [id] of batch) writing.delete(id);
+    }
   };
   const runFlush = () => {
     flushing ??= flush()
@@ -54,12 +86,10 @@ export function createSessionTouches(options: { db: Queryable; clock: Clock; log
 
   return {
     touch(sessionId) {
-      const now = clock.now().getTime();
-      const last = written.get(sessionId);
-      if (last === undefined || now - last >= TOUCH_GAP_MS) noted.set(sessionId, now);
+      noted.set(sessionId, clock.now().getTime());
     },
     pending(sessionId) {
-      const at = noted.get(sessionId);
+      const at = noted.get(sessionId) ?? writing.get(sessionId);
       return at === undefined ? undefined : new Date(at);
     },
     flush: runFlush,

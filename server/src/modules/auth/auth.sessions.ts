@@ -5,19 +5,24 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Queryable } from '../../lib/db.ts';
 import { isUuid } from '../../lib/text.ts';
 import { recordEvent } from './auth.audit.ts';
+import { sessionIdle } from './auth.credentials.ts';
 import { TAKEOVER_LINKS, voidTokens } from './auth.tokens.ts';
 import type { AuthContext } from './auth.types.ts';
 
 type SessionRow = { id: string; created_at: Date; last_used_at: Date | null; ip: string | null; user_agent: string | null };
 
-/** The account's live sessions, newest first; `current` marks the calling JWT's. */
+/**
+ * The account's live sessions, newest first; `current` marks the calling JWT's. One idle past
+ * SESSION_IDLE_TIMEOUT is over, though its row stays until it expires.
+ */
 export async function listSessions(deps: Deps, auth: AuthContext) {
   const rows = await deps.db.query<SessionRow>(
     `SELECT id, created_at, last_used_at, ip, user_agent FROM sessions
      WHERE account_id = $1 AND revoked_at IS NULL AND expires_at > $2 ORDER BY created_at DESC, id`,
     [auth.account.id, deps.clock.now()],
   );
-  const sessions = rows.map((row) => {
+  const live = rows.filter((row) => !sessionIdle(deps, row.id, row.last_used_at ?? row.created_at));
+  const sessions = live.map((row) => {
     const pending = deps.sessionTouches.pending(row.id);
     const lastUsed = pending && (!row.last_used_at || pending > row.last_used_at) ? pending : row.last_used_at;
     return {
@@ -60,13 +65,19 @@ export async function revokeSession(deps: Deps, auth: AuthContext, sessionId: st
 }
 
 /**
- * "Sign out everywhere": every live session, or every other one (the calling JWT's stays).
- * Whoever is being signed out may have asked for an e-mail change or a reset link: those die too.
+ * Ends the account's live sessions but `except`, in the caller's transaction. Whoever is
+ * being signed out may have asked for an e-mail change or a reset link: those die too.
+ * "Sign out everywhere", by the owner or by an administrator (admin.revokeSessions).
  */
+export async function signOutEverywhere(tx: Queryable, clock: Clock, accountId: number, except?: string): Promise<number> {
+  await voidTokens(tx, clock, accountId, TAKEOVER_LINKS);
+  return revokeSessions(tx, clock, accountId, except);
+}
+
+/** "Sign out everywhere": every live session, or every other one (the calling JWT's stays). */
 export async function revokeAllSessions(deps: Deps, auth: AuthContext, keepCurrent: boolean, request: RequestInfo) {
   const revoked = await deps.db.transaction(async (tx) => {
-    await voidTokens(tx, deps.clock, auth.account.id, TAKEOVER_LINKS);
-    const count = await revokeSessions(tx, deps.clock, auth.account.id, keepCurrent ? auth.sessionId : undefined);
+    const count = await signOutEverywhere(tx, deps.clock, auth.account.id, keepCurrent ? auth.sessionId : undefined);
     if (count) await recordEvent(tx, deps.clock, 'session.revoked', { accountId: auth.account.id }, request, { count, kept_current: keepCurrent });
     return count;
   });

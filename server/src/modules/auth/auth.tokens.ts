@@ -46,10 +46,19 @@ export async function useToken(db: Queryable, clock: Clock, purpose: TokenPurpos
   return used;
 }
 
+/** The account a token is live for, without using it: what a reset checks a new password against before costly work. */
+export async function liveTokenOwner(db: Queryable, clock: Clock, purpose: TokenPurpose, token: string): Promise<{ email: string; name: string } | undefined> {
+  const [owner] = await db.query<{ email: string; name: string }>(
+    `SELECT a.email, a.name FROM email_tokens t JOIN accounts a ON a.id = t.account_id
+     WHERE t.token_hash = $1 AND t.purpose = $2 AND t.used_at IS NULL AND t.expires_at > $3`,
+    [sha256(token), purpose, clock.now()],
+  );
+  return owner;
+}
+
 /** Whether a token is live, without using it: a GET page or a check before costly work. */
 export async function tokenIsLive(db: Queryable, clock: Clock, purpose: TokenPurpose, token: string): Promise<boolean> {
-  const rows = await db.query('SELECT 1 FROM email_tokens WHERE token_hash = $1 AND purpose = $2 AND used_at IS NULL AND expires_at > $3', [sha256(token), purpose, clock.now()]);
-  return rows.length > 0;
+  return (await liveTokenOwner(db, clock, purpose, token)) !== undefined;
 }
 
 /** Voids the account's unused tokens of these purposes; returns how many were voided. */

@@ -19,6 +19,7 @@ export type AuthContext = { account: AccountRow; apiKey: string; sessionId?: str
 /**
  * An account as found by a credential, with the end of that credential's life when it has
  * one: the session's expiry, or the end of a rotated API key's grace window. `previousKey`:
- * found by the key a rotation replaced, so the caller is told the current one.
+ * found by the key a rotation replaced, so the caller is told the current one. `lastUsedAt`:
+ * the session's last use as stored when it was found (SESSION_IDLE_TIMEOUT).
  */
-export type CachedAuth = { account: AccountRow; validUntil?: Date; previousKey?: true };
+export type CachedAuth = { account: AccountRow; validUntil?: Date; previousKey?: true; lastUsedAt?: Date };

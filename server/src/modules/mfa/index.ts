@@ -1,0 +1,26 @@
+// The second factor's face: what the auth module, the admin surface and the transports use.
+// Its procedures (mfa.router.ts) are merged into auth.* by auth.router.ts.
+import { inBatches } from '../../lib/batches.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { Queryable } from '../../lib/db.ts';
+import { factorsOf, purgeExpiredChallenges, purgeExpiredStepUps } from './mfa.repo.ts';
+
+export { passkeySignInOptions } from './mfa.passkey-service.ts';
+export { methodsOf, proveWithPasskey, type Method, type Proof } from './mfa.proofs.ts';
+export { factorNotice } from './mfa.mails.ts';
+export { removeAllFactors } from './mfa.service.ts';
+export { finishSecondStep, requireStepUp, secondStepAccount, startSecondStep } from './mfa.step-up.ts';
+
+const PURGE_BATCH = 1000;
+
+/** The worker's tidying: sign-in tokens and WebAuthn challenges past their five minutes, step-ups that ran out. */
+export async function purgeExpiredMfaState(db: Queryable, clock: Clock): Promise<number> {
+  const challenges = await inBatches(() => purgeExpiredChallenges(db, clock, PURGE_BATCH), PURGE_BATCH);
+  return challenges + (await purgeExpiredStepUps(db, clock));
+}
+
+/** Whether the account has a second factor: an enabled authenticator or a passkey. */
+export async function hasSecondFactor(db: Queryable, accountId: number): Promise<boolean> {
+  const factors = await factorsOf(db, accountId);
+  return factors.totp || factors.passkeys > 0;
+}

@@ -1,0 +1,207 @@
+import type { Clock } from '../../lib/clock.ts';
+import type { Queryable } from '../../lib/db.ts';
+
+// Every statement on the second factor's tables (migration 0009): mfa_totp,
+// mfa_recovery_codes, passkeys, mfa_challenges and mfa_step_ups.
+
+export type TotpRow = { secret_sealed: string; enabled_at: Date | null; last_step: string | null };
+
+export type PasskeyRow = {
+  id: string;
+  account_id: number;
+  credential_id: string;
+  public_key: Buffer;
+  counter: string;
+  transports: string[];
+  user_handle: string;
+  name: string;
+  created_at: Date;
+  last_used_at: Date | null;
+};
+
+export type ChallengeKind = 'mfa_token' | 'passkey_register' | 'passkey_login';
+
+export type ChallengeRow = { id: string; account_id: number | null; failures: number };
+
+/** Which factors an account has: an enabled authenticator, how many passkeys, how many unused recovery codes. */
+export async function factorsOf(db: Queryable, accountId: number): Promise<{ totp: boolean; passkeys: number; recoveryCodes: number }> {
+  const [row] = await db.query<{ totp: boolean; passkeys: number; codes: number }>(
+    `SELECT EXISTS (SELECT 1 FROM mfa_totp WHERE account_id = $1 AND enabled_at IS NOT NULL) AS totp,
+            (SELECT count(*)::int FROM passkeys WHERE account_id = $1) AS passkeys,
+            (SELECT count(*)::int FROM mfa_recovery_codes WHERE account_id = $1 AND used_at IS NULL) AS codes`,
+    [accountId],
+  );
+  return { totp: row.totp, passkeys: row.passkeys, recoveryCodes: row.codes };
+}
+
+// --- authenticator (TOTP) ---
+
+export async function totpOf(db: Queryable, accountId: number, options: { lock?: boolean } = {}): Promise<TotpRow | undefined> {
+  const [row] = await db.query<TotpRow>(
+    `SELECT secret_sealed, enabled_at, last_step FROM mfa_totp WHERE account_id = $1${options.lock ? ' FOR UPDATE' : ''}`,
+    [accountId],
+  );
+  return row;
+}
+
+/** A new secret waiting for its first code; replaces one that was waiting. Never replaces an enabled one. */
+export async function savePendingTotp(db: Queryable, clock: Clock, accountId: number, secretSealed: string): Promise<boolean> {
+  const rows = await db.query(
+    `INSERT INTO mfa_totp (account_id, secret_sealed, created_at) VALUES ($1, $2, $3)
+     ON CONFLICT (account_id) DO UPDATE SET secret_sealed = EXCLUDED.secret_sealed, created_at = EXCLUDED.created_at, last_step = NULL
+     WHERE mfa_totp.enabled_at IS NULL
+     RETURNING 1`,
+    [accountId, secretSealed, clock.now()],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * Records that a code of `step` was accepted, only if no code of this or a later step was:
+ * the statement itself is the replay check, so two uses of one code at once accept one.
+ * `enable` turns a waiting authenticator on with it.
+ */
+export async function acceptTotpStep(db: Queryable, clock: Clock, accountId: number, step: number, options: { enable?: boolean } = {}): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE mfa_totp SET last_step = $2, enabled_at = CASE WHEN $3::boolean THEN $4 ELSE enabled_at END
+     WHERE account_id = $1 AND (last_step IS NULL OR last_step < $2) AND (enabled_at IS NULL) = $3::boolean
+     RETURNING 1`,
+    [accountId, step, options.enable ?? false, clock.now()],
+  );
+  return rows.length > 0;
+}
+
+export async function deleteTotp(db: Queryable, accountId: number): Promise<boolean> {
+  const rows = await db.query('DELETE FROM mfa_totp WHERE account_id = $1 RETURNING enabled_at', [accountId]);
+  return rows.length > 0;
+}
+
+// --- recovery codes ---
+
+/** The account's codes become these: every older one, used or not, is gone. */
+export async function replaceRecoveryCodes(db: Queryable, clock: Clock, accountId: number, hashes: Buffer[]): Promise<void> {
+  await db.query('DELETE FROM mfa_recovery_codes WHERE account_id = $1', [accountId]);
+  await db.query(
+    `INSERT INTO mfa_recovery_codes (account_id, code_hash, created_at) SELECT $1, hash, $3 FROM unnest($2::bytea[]) AS hash`,
+    [accountId, hashes, clock.now()],
+  );
+}
+
+/** Uses an unused code once: a second use, a concurrent one included, finds nothing. */
+export async function useRecoveryCode(db: Queryable, clock: Clock, accountId: number, hashes: Buffer[]): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE mfa_recovery_codes SET used_at = $3
+     WHERE id = (SELECT id FROM mfa_recovery_codes WHERE account_id = $1 AND code_hash = ANY($2::bytea[]) AND used_at IS NULL LIMIT 1 FOR UPDATE)
+     RETURNING 1`,
+    [accountId, hashes, clock.now()],
+  );
+  return rows.length > 0;
+}
+
+export async function deleteRecoveryCodes(db: Queryable, accountId: number): Promise<void> {
+  await db.query('DELETE FROM mfa_recovery_codes WHERE account_id = $1', [accountId]);
+}
+
+// --- passkeys ---
+
+const PASSKEY_COLUMNS = 'id, account_id, credential_id, public_key, counter, transports, user_handle, name, created_at, last_used_at';
+
+export async function passkeysOf(db: Queryable, accountId: number): Promise<PasskeyRow[]> {
+  return db.query<PasskeyRow>(`SELECT ${PASSKEY_COLUMNS} FROM passkeys WHERE account_id = $1 ORDER BY created_at, id`, [accountId]);
+}
+
+export async function passkeyByCredential(db: Queryable, credentialId: string): Promise<PasskeyRow | undefined> {
+  const [row] = await db.query<PasskeyRow>(`SELECT ${PASSKEY_COLUMNS} FROM passkeys WHERE credential_id = $1`, [credentialId]);
+  return row;
+}
+
+export async function insertPasskey(db: Queryable, row: Omit<PasskeyRow, 'last_used_at'>): Promise<void> {
+  await db.query(
+    `INSERT INTO passkeys (id, account_id, credential_id, public_key, counter, transports, user_handle, name, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [row.id, row.account_id, row.credential_id, row.public_key, row.counter, row.transports, row.user_handle, row.name, row.created_at],
+  );
+}
+
+/**
+ * Records a use with the authenticator's new counter, only if the stored one is still what
+ * the check saw: two assertions racing with one counter value cannot both count.
+ */
+export async function recordPasskeyUse(db: Queryable, clock: Clock, id: string, seenCounter: string, newCounter: number): Promise<boolean> {
+  const rows = await db.query('UPDATE passkeys SET counter = $3, last_used_at = $4 WHERE id = $1 AND counter = $2 RETURNING 1', [id, seenCounter, newCounter, clock.now()]);
+  return rows.length > 0;
+}
+
+export async function deletePasskey(db: Queryable, accountId: number, id: string): Promise<boolean> {
+  const rows = await db.query('DELETE FROM passkeys WHERE id = $1 AND account_id = $2 RETURNING 1', [id, accountId]);
+  return rows.length > 0;
+}
+
+/** The WebAuthn user id the account's passkeys share, if it has any. */
+export async function userHandleOf(db: Queryable, accountId: number): Promise<string | undefined> {
+  const [row] = await db.query<{ user_handle: string }>('SELECT user_handle FROM passkeys WHERE account_id = $1 LIMIT 1', [accountId]);
+  return row?.user_handle;
+}
+
+// --- challenges: mfa tokens and WebAuthn challenges ---
+
+export async function insertChallenge(db: Queryable, clock: Clock, kind: ChallengeKind, hash: Buffer, accountId: number | null, ttlMs: number): Promise<void> {
+  const now = clock.now();
+  await db.query(
+    'INSERT INTO mfa_challenges (kind, token_hash, account_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
+    [kind, hash, accountId, now, new Date(now.getTime() + ttlMs)],
+  );
+}
+
+/** A live challenge of this kind, not used, not expired, under `maxFailures` failures; locked when `lock`. */
+export async function liveChallenge(db: Queryable, clock: Clock, kind: ChallengeKind, hash: Buffer, options: { maxFailures?: number; lock?: boolean } = {}): Promise<ChallengeRow | undefined> {
+  const [row] = await db.query<ChallengeRow>(
+    `SELECT id, account_id, failures FROM mfa_challenges
+     WHERE token_hash = $1 AND kind = $2 AND used_at IS NULL AND expires_at > $3 AND failures < $4${options.lock ? ' FOR UPDATE' : ''}`,
+    [hash, kind, clock.now(), options.maxFailures ?? 1],
+  );
+  return row;
+}
+
+/** Uses a challenge once: a second use, a concurrent one included, finds nothing. */
+export async function useChallenge(db: Queryable, clock: Clock, id: string): Promise<boolean> {
+  const rows = await db.query('UPDATE mfa_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL RETURNING 1', [id, clock.now()]);
+  return rows.length > 0;
+}
+
+/** One more wrong answer to a challenge; returns how many it now has. */
+export async function failChallenge(db: Queryable, id: string): Promise<number> {
+  const [row] = await db.query<{ failures: number }>('UPDATE mfa_challenges SET failures = failures + 1 WHERE id = $1 RETURNING failures', [id]);
+  return row?.failures ?? 0;
+}
+
+/** Challenges past their expiry, in small batches (the worker's housekeeping). */
+export async function purgeExpiredChallenges(db: Queryable, clock: Clock, limit: number): Promise<number> {
+  const rows = await db.query(
+    'DELETE FROM mfa_challenges WHERE id IN (SELECT id FROM mfa_challenges WHERE expires_at < $1 LIMIT $2) RETURNING 1',
+    [clock.now(), limit],
+  );
+  return rows.length;
+}
+
+export async function purgeExpiredStepUps(db: Queryable, clock: Clock): Promise<number> {
+  return (await db.query('DELETE FROM mfa_step_ups WHERE until < $1 RETURNING 1', [clock.now()])).length;
+}
+
+export async function deleteChallengesOf(db: Queryable, accountId: number): Promise<void> {
+  await db.query('DELETE FROM mfa_challenges WHERE account_id = $1', [accountId]);
+}
+
+// --- step-up ---
+
+export async function steppedUpUntil(db: Queryable, sessionId: string): Promise<Date | undefined> {
+  const [row] = await db.query<{ until: Date }>('SELECT until FROM mfa_step_ups WHERE session_id = $1', [sessionId]);
+  return row?.until;
+}
+
+export async function stepUp(db: Queryable, sessionId: string, until: Date): Promise<void> {
+  await db.query(
+    'INSERT INTO mfa_step_ups (session_id, until) VALUES ($1, $2) ON CONFLICT (session_id) DO UPDATE SET until = EXCLUDED.until',
+    [sessionId, until],
+  );
+}

@@ -1,0 +1,95 @@
+import type { RequestInfo } from '../../context.ts';
+import type { Deps } from '../../deps.ts';
+import { AppError } from '../../errors.ts';
+import { randomToken, sha256 } from '../../lib/crypto.ts';
+import { recordEvent } from '../auth/auth.audit.ts';
+import { AUTH_RATE_RULES, refuseIfLimited } from '../auth/auth.limits.ts';
+import type { AuthContext } from '../auth/auth.types.ts';
+import { invalidProof, methodsOf, verifyProof, type Method, type Proof, type ProofAccount } from './mfa.proofs.ts';
+import * as repo from './mfa.repo.ts';
+
+/** A session that proved its second factor needs no new proof for this long. */
+export const STEP_UP_MS = 5 * 60_000;
+/** The second step of a sign-in must come within this long of the password. */
+export const MFA_TOKEN_TTL_MS = 5 * 60_000;
+/** Wrong codes a sign-in's token survives; the next sign-in starts with the password again. */
+export const MFA_TOKEN_MAX_FAILURES = 5;
+
+/**
+ * A proof by a signed-in caller, counted as a failed login of the account before it is
+ * checked (as a password is), so a stolen session cannot guess codes past the account's cap;
+ * a right one is taken back off the count.
+ */
+export async function checkProof(deps: Deps, account: ProofAccount, proof: Proof, request: RequestInfo): Promise<Method> {
+  const attempt = { rule: AUTH_RATE_RULES.failedLoginsPerAccount, key: account.email };
+  refuseIfLimited(await deps.rateLimiter.hit([attempt]));
+  const method = await verifyProof(deps, account, proof, request);
+  if (!method) {
+    await recordEvent(deps.db, deps.clock, 'login.mfa_failed', { accountId: account.id }, request);
+    throw invalidProof(proof);
+  }
+  await deps.rateLimiter.refund(attempt);
+  return method;
+}
+
+/**
+ * Before a sensitive change by a session (password, e-mail, key, deletion, factors): an
+ * account with a second factor must prove it in the same body, unless this session did so
+ * in the last five minutes. The API key is a machine credential and needs no proof; an
+ * account without a factor has none to give.
+ */
+export async function requireStepUp(deps: Deps, auth: AuthContext, proof: Proof, request: RequestInfo): Promise<void> {
+  if (!auth.sessionId) return;
+  const methods = await methodsOf(deps.db, auth.account.id);
+  if (!methods.length) return;
+  const until = await repo.steppedUpUntil(deps.db, auth.sessionId);
+  const now = deps.clock.now();
+  if (until && until > now) return;
+  if (proof.code === undefined && proof.response === undefined) {
+    throw new AppError('STEP_UP_REQUIRED', undefined, { details: { methods } });
+  }
+  await checkProof(deps, auth.account, proof, request);
+  await repo.stepUp(deps.db, auth.sessionId, new Date(now.getTime() + STEP_UP_MS));
+}
+
+/**
+ * A password sign-in of an account with a second factor stops here: a single-use token for
+ * the second step (only its hash is kept), and the ways it can be given. Undefined when the
+ * account has no factor and the sign-in goes on.
+ */
+export async function startSecondStep(deps: Deps, accountId: number, request: RequestInfo): Promise<{ mfa_token: string; methods: Method[] } | undefined> {
+  const methods = await methodsOf(deps.db, accountId);
+  if (!methods.length) return undefined;
+  const token = randomToken(32);
+  await deps.db.transaction(async (tx) => {
+    await repo.insertChallenge(tx, deps.clock, 'mfa_token', sha256(token), accountId, MFA_TOKEN_TTL_MS);
+    await recordEvent(tx, deps.clock, 'login.mfa_required', { accountId }, request);
+  });
+  return { mfa_token: token, methods };
+}
+
+/** The account a live `mfa_token` is for; 400 INVALID_TOKEN for an unknown, used, expired or exhausted one. */
+export async function secondStepAccount(deps: Deps, mfaToken: string): Promise<number> {
+  const pending = await repo.liveChallenge(deps.db, deps.clock, 'mfa_token', sha256(mfaToken), { maxFailures: MFA_TOKEN_MAX_FAILURES });
+  if (!pending?.account_id) throw new AppError('INVALID_TOKEN', 'The sign-in has expired or was already finished: sign in again.');
+  return pending.account_id;
+}
+
+/**
+ * The second step: a right proof uses the token (once, a concurrent second use included)
+ * and the sign-in goes on; a wrong one counts against the token (five void it) and is a 401
+ * like a wrong password. The failed-login limits are the caller's, as for a password.
+ */
+export async function finishSecondStep(deps: Deps, mfaToken: string, account: ProofAccount, proof: Proof, request: RequestInfo): Promise<Method> {
+  const hash = sha256(mfaToken);
+  const pending = await repo.liveChallenge(deps.db, deps.clock, 'mfa_token', hash, { maxFailures: MFA_TOKEN_MAX_FAILURES });
+  if (!pending || pending.account_id !== account.id) throw new AppError('INVALID_TOKEN', 'The sign-in has expired or was already finished: sign in again.');
+  const method = await verifyProof(deps, account, proof, request);
+  if (!method) {
+    await repo.failChallenge(deps.db, pending.id);
+    await recordEvent(deps.db, deps.clock, 'login.mfa_failed', { accountId: account.id }, request);
+    throw new AppError('INVALID_CREDENTIALS', 'The code is wrong or was already used.');
+  }
+  if (!(await repo.useChallenge(deps.db, deps.clock, pending.id))) throw new AppError('INVALID_TOKEN', 'The sign-in was already finished: sign in again.');
+  return method;
+}
