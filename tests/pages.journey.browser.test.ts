@@ -66,13 +66,13 @@ test('sign in from the confirmation page; the account page shows the account wit
   await page.waitForURL(`${service.url}/login`);
   await page.getByLabel('E-mail address').fill(EMAIL);
   await page.getByLabel('Password').fill('not the password');
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForLoadState();
   assert.match((await page.textContent('[role="alert"]')) ?? '', 'The e-mail address or password is wrong.');
   assert.is(await page.getByLabel('E-mail address').inputValue(), EMAIL, 'the address stays filled in');
   await shoot(page, '05-login-refused');
   await page.getByLabel('Password').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL(`${service.url}/account`);
   const text = (await page.textContent('main')) ?? '';
   for (const shown of ['Ada Lovelace', EMAIL, 'Analytical Engines', 'free', 'user', 'This device', 'Signed in', 'Account created']) assert.match(text, shown);
@@ -111,7 +111,7 @@ test('a second browser signs in; the first signs it out from its sessions list',
   await phone.waitForURL(`${service.url}/login?next=/account`);
   await phone.getByLabel('E-mail address').fill(EMAIL);
   await phone.getByLabel('Password').fill(PASSWORD);
-  await phone.getByRole('button', { name: 'Sign in' }).click();
+  await phone.getByRole('button', { name: 'Sign in', exact: true }).click();
   await phone.waitForURL(`${service.url}/account`);
 
   await page.reload();
@@ -160,7 +160,7 @@ test('sign out: back to the sign-in page, and the account page is closed to this
   await shoot(phone, '14-login-phone');
   await phone.getByLabel('E-mail address').fill(EMAIL);
   await phone.getByLabel('Password').fill(NEW_PASSWORD);
-  await phone.getByRole('button', { name: 'Sign in' }).click();
+  await phone.getByRole('button', { name: 'Sign in', exact: true }).click();
   await phone.waitForURL(`${service.url}/account`);
   const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.is(overflow, 0, 'nothing sticks out sideways on a phone');

@@ -125,7 +125,7 @@ test('signed in, then another site\'s forms: refused with nothing changed, the s
   await page.goto(`${service.url}/login`);
   await page.getByLabel('E-mail address').fill(account.email);
   await page.getByLabel('Password').fill(NEW_PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL(`${service.url}/account`);
   const other = await loginOverRest(service, account.email, NEW_PASSWORD);
   assert.is(other.status, 200);

@@ -93,13 +93,18 @@ export async function submitLinkForm(service: TestService, page: string, fields:
   return visitor.post(page, fields);
 }
 
-/** The headers every page sends. */
+export const PAGE_CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/** A page with passkey buttons: their script and the WebAuthn library (files of the site), and the script's request for options. */
+export const SCRIPTED_PAGE_CSP = `${PAGE_CSP}; script-src 'self'; connect-src 'self'`;
+
+/** Whether a page loads the passkey script: the only script a page may load. */
+export const loadsPasskeyScript = (html: string) => /<script src="\/assets\/passkeys\.[0-9a-f]{12}\.js"/.test(html);
+
+/** The headers every page sends; a page that loads the passkey script may run scripts of the site, no other page any. */
 export function assertPageHeaders(page: HttpResult): void {
   assert.match(page.headers.get('content-type') ?? '', 'text/html');
-  assert.is(
-    page.headers.get('content-security-policy'),
-    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  );
+  assert.is(page.headers.get('content-security-policy'), loadsPasskeyScript(page.text) ? SCRIPTED_PAGE_CSP : PAGE_CSP);
+  assert.not.match(page.text, /<script(?![^>]*\bsrc="\/assets\/)/, 'no inline script');
   assert.is(page.headers.get('referrer-policy'), 'no-referrer');
   assert.is(page.headers.get('x-frame-options'), 'DENY');
   assert.is(page.headers.get('cache-control'), 'no-store');

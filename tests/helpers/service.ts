@@ -8,6 +8,7 @@ import { loadConfig } from '../../server/src/config.ts';
 import { TestClock } from '../../server/src/lib/clock.ts';
 import { createLogger } from '../../server/src/lib/logger.ts';
 import { startService, type RunningService } from '../../gateway/src/server.ts';
+import { recordAnswer } from './answers.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 import { startSmtpServer, type SmtpServer } from './smtp.ts';
 
@@ -139,5 +140,7 @@ export async function request(
   } catch {
     parsed = undefined;
   }
-  return { status: response.status, headers: response.headers, body: parsed, text };
+  const result = { status: response.status, headers: response.headers, body: parsed, text };
+  recordAnswer(method, path, body instanceof Buffer ? body.toString('utf8') : body, result);
+  return result;
 }

@@ -1,10 +1,13 @@
 import type { AccountData, AccountFormState } from './account-types.ts';
 import { Actions, Button, Card, Field, Form, Hidden, NoticeBox } from './components.tsx';
+import { StepUpField, StepUpPasskey, type StepUp } from './second-factor.tsx';
 import { deviceName, eventLabel, formatInstant } from './wording.ts';
 
 type CardProps = { csrf: string; state?: AccountFormState };
+/** A card whose change needs a proof of the second factor, when the account has one. */
+type GuardedCardProps = CardProps & { stepUp: StepUp };
 
-export function PasswordCard({ csrf, state }: CardProps) {
+export function PasswordCard({ csrf, state, stepUp }: GuardedCardProps) {
   return (
     <Card title="Password" id="password">
       <p class="lead">Changing it signs out every other device.</p>
@@ -12,8 +15,10 @@ export function PasswordCard({ csrf, state }: CardProps) {
       <Form action="/account/password" csrf={csrf}>
         <Field name="current_password" label="Current password" type="password" form={state?.form} idPrefix="password" autoComplete="current-password" />
         <Field name="new_password" label="New password" type="password" form={state?.form} idPrefix="password" autoComplete="new-password" minLength={8} hint="8 to 128 characters." />
+        <StepUpField stepUp={stepUp} form={state?.form} idPrefix="password" />
         <Actions>
           <Button>Change password</Button>
+          <StepUpPasskey stepUp={stepUp} />
         </Actions>
       </Form>
     </Card>
@@ -36,7 +41,7 @@ function PendingEmailChange({ csrf, pending }: { csrf: string; pending: NonNulla
   );
 }
 
-export function EmailCard({ csrf, state, pending }: CardProps & { pending: AccountData['pendingEmail'] }) {
+export function EmailCard({ csrf, state, pending, stepUp }: GuardedCardProps & { pending: AccountData['pendingEmail'] }) {
   return (
     <Card title="E-mail address" id="email">
       <p class="lead">We send a link to the new address; your address changes once you open it.</p>
@@ -45,8 +50,10 @@ export function EmailCard({ csrf, state, pending }: CardProps & { pending: Accou
       <Form action="/account/email" csrf={csrf}>
         <Field name="new_email" label="New e-mail address" type="email" form={state?.form} idPrefix="email" autoComplete="email" />
         <Field name="password" label="Password" type="password" form={state?.form} idPrefix="email" autoComplete="current-password" />
+        <StepUpField stepUp={stepUp} form={state?.form} idPrefix="email" />
         <Actions>
           <Button>Change e-mail address</Button>
+          <StepUpPasskey stepUp={stepUp} />
         </Actions>
       </Form>
     </Card>
@@ -129,15 +136,17 @@ export function ActivityCard({ items }: { items: AccountData['activity'] }) {
   );
 }
 
-export function DeleteAccountCard({ csrf, state }: CardProps) {
+export function DeleteAccountCard({ csrf, state, stepUp }: GuardedCardProps) {
   return (
     <Card title="Delete account" id="delete" danger wide>
       <p class="lead">This removes your account, its API key, sites, channels and messages at once. It cannot be undone.</p>
       <NoticeBox notice={state?.notice} />
       <Form action="/account/delete" csrf={csrf}>
         <Field name="password" label="Password" type="password" form={state?.form} idPrefix="delete" autoComplete="current-password" />
+        <StepUpField stepUp={stepUp} form={state?.form} idPrefix="delete" />
         <Actions>
           <Button variant="danger">Delete my account</Button>
+          <StepUpPasskey stepUp={stepUp} />
         </Actions>
       </Form>
     </Card>

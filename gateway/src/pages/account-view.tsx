@@ -1,7 +1,9 @@
+import { MfaCard, stepUpOf } from './account-mfa.tsx';
 import { ActivityCard, DeleteAccountCard, EmailCard, PasswordCard, SessionsCard } from './account-sections.tsx';
 import type { AccountData, AccountForm, AccountFormState, AccountPageProps } from './account-types.ts';
-import { Actions, Button, Card, Form, NoticeBox, SelectField } from './components.tsx';
+import { Actions, Alert, Button, Card, Form, NoticeBox, SelectField } from './components.tsx';
 import { Layout } from './layout.tsx';
+import { StepUpField, StepUpPasskey, type StepUp } from './second-factor.tsx';
 import { formatInstant } from './wording.ts';
 
 /** The card's own state, if it is the one that was refused. */
@@ -47,7 +49,7 @@ const GRACE_OPTIONS = [
   { value: '86400', label: 'Keep the current key working for 24 hours' },
 ];
 
-function ApiKeyCard({ csrf, apiKey, state }: { csrf: string; apiKey?: string; state?: AccountFormState }) {
+function ApiKeyCard({ csrf, apiKey, state, stepUp }: { csrf: string; apiKey?: string; state?: AccountFormState; stepUp: StepUp }) {
   return (
     <Card title="API key" id="api-key">
       <p class="lead">
@@ -70,31 +72,48 @@ function ApiKeyCard({ csrf, apiKey, state }: { csrf: string; apiKey?: string; st
       )}
       <Form action="/account/api-key/rotate" csrf={csrf}>
         <SelectField name="grace_seconds" label="When you rotate, the current key" options={GRACE_OPTIONS} idPrefix="rotate" />
+        <StepUpField stepUp={stepUp} form={state?.form} idPrefix="rotate" />
         <Actions>
           <Button variant="secondary">Rotate key</Button>
+          <StepUpPasskey stepUp={stepUp} />
         </Actions>
       </Form>
     </Card>
   );
 }
 
-export function AccountPage({ csrf, data, notice, apiKey, refused }: AccountPageProps) {
+/**
+ * The passkey script is loaded where a passkey button can show: a passkey being made, or an
+ * account with passkeys (any of them confirms a change). Other account pages run no script.
+ */
+const needsScript = ({ data, mfaStage }: AccountPageProps) => mfaStage?.kind === 'passkey-finish' || data.mfa.passkeys.length > 0;
+
+export function AccountPage(props: AccountPageProps) {
+  const { csrf, data, notice, apiKey, refused, mfaStage } = props;
   const { user } = data;
+  const stepUp = stepUpOf(data.mfa);
+  const state = (name: AccountForm) => stateOf(refused, name);
   return (
-    <Layout title="Your account" viewer={{ email: user.email, csrf }} wide>
+    <Layout title="Your account" viewer={{ email: user.email, csrf }} wide script={needsScript(props)}>
       <div class="page-head">
         <h1>Your account</h1>
         <p class="lead">Signed in as {user.name}.</p>
       </div>
       <NoticeBox notice={notice} />
+      {data.mfaSetupRequired && (
+        <Alert tone="warning" title="Turn on two-factor authentication">
+          <p>Accounts with your role need a second factor. Set up an authenticator app or add a passkey below; until then the rest of your account stays closed.</p>
+        </Alert>
+      )}
       <div class="grid">
         <ProfileCard user={user} />
-        <ApiKeyCard csrf={csrf} apiKey={apiKey} state={stateOf(refused, 'key')} />
-        <PasswordCard csrf={csrf} state={stateOf(refused, 'password')} />
-        <EmailCard csrf={csrf} state={stateOf(refused, 'email')} pending={data.pendingEmail} />
-        <SessionsCard csrf={csrf} sessions={data.sessions} state={stateOf(refused, 'sessions')} />
+        <ApiKeyCard csrf={csrf} apiKey={apiKey} state={state('key')} stepUp={stepUp} />
+        <PasswordCard csrf={csrf} state={state('password')} stepUp={stepUp} />
+        <EmailCard csrf={csrf} state={state('email')} pending={data.pendingEmail} stepUp={stepUp} />
+        <MfaCard csrf={csrf} email={user.email} mfa={data.mfa} stage={mfaStage} state={state} />
+        <SessionsCard csrf={csrf} sessions={data.sessions} state={state('sessions')} />
         <ActivityCard items={data.activity} />
-        <DeleteAccountCard csrf={csrf} state={stateOf(refused, 'delete')} />
+        <DeleteAccountCard csrf={csrf} state={state('delete')} stepUp={stepUp} />
       </div>
     </Layout>
   );

@@ -4,10 +4,18 @@ import { CSRF_FIELD } from './csrf.ts';
 /** What a form shows again after a refusal: the values typed (never passwords) and a message per field. */
 export type FormState = { values?: Record<string, string>; errors?: Record<string, string> };
 
+type FormProps = {
+  action: string;
+  csrf: string;
+  /** WebAuthn options (JSON) for the passkey button of this form; an attribute value, so escaped like any. */
+  options?: string;
+  children: ComponentChildren;
+};
+
 /** Every POST form: its CSRF token first, so no form can be written without one. */
-export function Form({ action, csrf, children }: { action: string; csrf: string; children: ComponentChildren }) {
+export function Form({ action, csrf, options, children }: FormProps) {
   return (
-    <form method="post" action={action}>
+    <form method="post" action={action} data-options={options}>
       <Hidden name={CSRF_FIELD} value={csrf} />
       {children}
     </form>
@@ -29,6 +37,10 @@ type FieldProps = {
   hint?: string;
   required?: boolean;
   minLength?: number;
+  /** The keyboard a phone shows: digits for a code from an authenticator app. */
+  inputMode?: 'numeric';
+  /** Only where the browser must hold the limit itself (a passkey's name, checked before the passkey is made). */
+  maxLength?: number;
 };
 
 /**
@@ -37,7 +49,7 @@ type FieldProps = {
  * too long. An e-mail field is text with an e-mail keyboard: the browser's own e-mail check
  * refuses addresses the API accepts (a non-ASCII local part).
  */
-export function Field({ name, label, form, idPrefix, type = 'text', autoComplete, hint, required = true, minLength }: FieldProps) {
+export function Field({ name, label, form, idPrefix, type = 'text', autoComplete, hint, required = true, minLength, inputMode, maxLength }: FieldProps) {
   const id = idPrefix ? `${idPrefix}-${name}` : name;
   const error = form?.errors?.[name];
   // A password is never written back into a page.
@@ -50,13 +62,14 @@ export function Field({ name, label, form, idPrefix, type = 'text', autoComplete
         id={id}
         name={name}
         type={type === 'email' ? 'text' : type}
-        inputMode={type === 'email' ? 'email' : undefined}
+        inputMode={type === 'email' ? 'email' : inputMode}
         autoCapitalize={type === 'email' ? 'none' : undefined}
         spellcheck={type === 'email' ? false : undefined}
         value={value}
         autoComplete={autoComplete}
         required={required}
         minLength={minLength}
+        maxLength={maxLength}
         aria-invalid={error ? 'true' : undefined}
         aria-describedby={described}
       />

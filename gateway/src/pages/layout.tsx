@@ -5,7 +5,14 @@ import { Form } from './components.tsx';
 /** Who the top bar is for: a signed-in account (its address and a sign-out button) or anyone. */
 export type Viewer = { email: string; csrf: string } | undefined;
 
-type LayoutProps = { title: string; viewer?: Viewer; wide?: boolean; children: ComponentChildren };
+type LayoutProps = {
+  title: string;
+  viewer?: Viewer;
+  wide?: boolean;
+  /** The page has passkey buttons: it loads their script (and its CSP then allows scripts of this site). */
+  script?: boolean;
+  children: ComponentChildren;
+};
 
 function Nav({ viewer }: { viewer: Viewer }) {
   if (!viewer) {
@@ -27,7 +34,7 @@ function Nav({ viewer }: { viewer: Viewer }) {
 }
 
 /** The one frame every page has: document head, top bar, the page's content, footer. */
-export function Layout({ title, viewer, wide, children }: LayoutProps) {
+export function Layout({ title, viewer, wide, script, children }: LayoutProps) {
   return (
     <html lang="en">
       <head>
@@ -37,6 +44,8 @@ export function Layout({ title, viewer, wide, children }: LayoutProps) {
         <title>{`${title} · Gatehouse`}</title>
         <link rel="stylesheet" href={pageAssets.stylesheet.href} />
         <link rel="icon" type="image/svg+xml" href={pageAssets.icon.href} />
+        {script && <script src={pageAssets.webauthn.href} defer />}
+        {script && <script src={pageAssets.passkeys.href} defer />}
       </head>
       <body>
         <header class="topbar">

@@ -1,5 +1,6 @@
 import { Actions, Alert, Button, Field, Form, Hidden, NoticeBox, type FormState, type Notice } from './components.tsx';
 import { Layout } from './layout.tsx';
+import { PasskeyArea } from './second-factor.tsx';
 
 type FormPageProps = { csrf: string; form?: FormState; notice?: Notice };
 
@@ -68,9 +69,27 @@ function ResendOffer({ csrf, email }: { csrf: string; email: string }) {
   );
 }
 
+/**
+ * A passkey instead of the address and password: the script asks for sign-in options, the
+ * browser signs them, and this form posts the answer. Hidden where there is no script.
+ */
+function PasskeySignIn({ csrf, next }: { csrf: string; next?: string }) {
+  return (
+    <Form action="/login/passkey" csrf={csrf}>
+      {next && <Hidden name="next" value={next} />}
+      <Hidden name="response" value="" />
+      <PasskeyArea kind="authenticate" label="Sign in with a passkey" look="secondary">
+        <p class="divider">
+          <span>or</span>
+        </p>
+      </PasskeyArea>
+    </Form>
+  );
+}
+
 export function LoginPage({ csrf, form, notice, next, unverifiedEmail }: LoginProps) {
   return (
-    <Layout title="Sign in">
+    <Layout title="Sign in" script>
       <div class="card">
         <h1>Sign in</h1>
         <p class="lead">to your Gatehouse account.</p>
@@ -82,6 +101,7 @@ export function LoginPage({ csrf, form, notice, next, unverifiedEmail }: LoginPr
           <Field name="password" label="Password" type="password" form={form} autoComplete="current-password" />
           <Button block>Sign in</Button>
         </Form>
+        <PasskeySignIn csrf={csrf} next={next} />
       </div>
       <div class="aside">
         <p>

@@ -50,6 +50,14 @@ const EVENT_LABELS: Record<string, string> = {
   'channel.created': 'Chat channel added',
   'channel.updated': 'Chat channel changed',
   'channel.deleted': 'Chat channel removed',
+  'mfa.enabled': 'Authenticator app turned on',
+  'mfa.disabled': 'Authenticator app turned off',
+  'passkey.added': 'Passkey added',
+  'passkey.removed': 'Passkey removed',
+  'recovery_codes.regenerated': 'New recovery codes made',
+  'recovery_code.used': 'Recovery code used',
+  'login.mfa_required': 'Password accepted; second step asked for',
+  'login.mfa_failed': 'Wrong second-step code',
 };
 
 /** An activity event as a sentence fragment; operators' events keep their code. */

@@ -1,19 +1,21 @@
 import type Router from '@koa/router';
+import { CODE_LABEL } from '../../pages/second-factor.tsx';
 import type { AccountPages } from './account-page.tsx';
+import { stepUpProof } from './form-proofs.ts';
 import type { PageKit } from './kit.tsx';
-import { formRefusal } from './refusals.ts';
+import { formRefusal, PROOF_TEXTS } from './refusals.ts';
 
-const PASSWORD_LABELS = { current_password: 'Current password', new_password: 'New password' };
-const EMAIL_LABELS = { new_email: 'New e-mail address', password: 'Password' };
+const PASSWORD_LABELS = { current_password: 'Current password', new_password: 'New password', code: CODE_LABEL };
+const EMAIL_LABELS = { new_email: 'New e-mail address', password: 'Password', code: CODE_LABEL };
 
 function mountPasswordChange(router: Router, kit: PageKit, pages: AccountPages): void {
   kit.post(router, '/account/password', async (ctx, form) => {
     try {
-      await kit.call(ctx).auth.changePassword({ current_password: form.text('current_password'), new_password: form.text('new_password') });
+      await kit.call(ctx).auth.changePassword({ current_password: form.text('current_password'), new_password: form.text('new_password'), ...stepUpProof(form) });
       kit.redirect(ctx, '/account?done=password');
     } catch (error) {
       if (pages.signedOut(ctx, error)) return;
-      const refusal = formRefusal(ctx, error, form, PASSWORD_LABELS, { INVALID_CREDENTIALS: 'The current password is wrong. Nothing was changed.' });
+      const refusal = formRefusal(ctx, error, form, PASSWORD_LABELS, { INVALID_CREDENTIALS: 'The current password is wrong. Nothing was changed.', ...PROOF_TEXTS });
       await pages.show(ctx, refusal.status, { refused: { name: 'password', form: refusal.form, notice: refusal.notice } });
     }
   });
@@ -22,11 +24,11 @@ function mountPasswordChange(router: Router, kit: PageKit, pages: AccountPages):
 function mountEmailChange(router: Router, kit: PageKit, pages: AccountPages): void {
   kit.post(router, '/account/email', async (ctx, form) => {
     try {
-      await kit.call(ctx).auth.changeEmail({ new_email: form.text('new_email'), password: form.text('password') });
+      await kit.call(ctx).auth.changeEmail({ new_email: form.text('new_email'), password: form.text('password'), ...stepUpProof(form) });
       kit.redirect(ctx, '/account?done=email');
     } catch (error) {
       if (pages.signedOut(ctx, error)) return;
-      const refusal = formRefusal(ctx, error, form, EMAIL_LABELS, { INVALID_CREDENTIALS: 'The password is wrong. Your address was not changed.' });
+      const refusal = formRefusal(ctx, error, form, EMAIL_LABELS, { INVALID_CREDENTIALS: 'The password is wrong. Your address was not changed.', ...PROOF_TEXTS });
       await pages.show(ctx, refusal.status, { refused: { name: 'email', form: refusal.form, notice: refusal.notice } });
     }
   });

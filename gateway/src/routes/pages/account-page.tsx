@@ -11,6 +11,19 @@ export type AccountPages = {
   signedOut(ctx: KoaContext, error: unknown): boolean;
 };
 
+/**
+ * An account whose role needs a second factor it does not have yet may see only what setting
+ * one up needs: the rest of the page is left empty, not a failure.
+ */
+async function untilMfaSetUp<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call;
+  } catch (error) {
+    if (isRefusal(error, 'MFA_SETUP_REQUIRED')) return undefined;
+    throw error;
+  }
+}
+
 export function createAccountPages(kit: PageKit): AccountPages {
   const toLogin = (ctx: KoaContext) => {
     kit.clearSession(ctx);
@@ -23,13 +36,21 @@ export function createAccountPages(kit: PageKit): AccountPages {
   };
   async function load(ctx: KoaContext): Promise<AccountData> {
     const caller = kit.call(ctx);
-    const [me, sessions, activity, pending] = await Promise.all([
+    const [me, sessions, activity, pending, mfa] = await Promise.all([
       caller.auth.me(),
       caller.auth.listSessions(),
-      caller.auth.listActivity(),
-      caller.auth.pendingEmailChange(),
+      untilMfaSetUp(caller.auth.listActivity()),
+      untilMfaSetUp(caller.auth.pendingEmailChange()),
+      caller.auth.mfaStatus(),
     ]);
-    return { user: me.user, sessions: sessions.sessions, activity: activity.items, pendingEmail: pending.pending };
+    return {
+      user: me.user,
+      sessions: sessions.sessions,
+      activity: activity?.items ?? [],
+      pendingEmail: pending?.pending ?? null,
+      mfa,
+      mfaSetupRequired: !activity || !pending,
+    };
   }
   return {
     signedOut,

@@ -3,9 +3,12 @@ import type { Context as KoaContext } from 'koa';
 import type { Notice } from '../../pages/components.tsx';
 import { DonePage } from '../../pages/public-views.tsx';
 import { mountAccountForms } from './account-forms.tsx';
+import { mountMfaForms, MFA_DONE_NOTICES } from './account-mfa.tsx';
 import { createAccountPages, type AccountPages } from './account-page.tsx';
 import type { PageKit } from './kit.tsx';
-import { formRefusal } from './refusals.ts';
+import { CODE_LABEL } from '../../pages/second-factor.tsx';
+import { stepUpProof } from './form-proofs.ts';
+import { formRefusal, PROOF_TEXTS } from './refusals.ts';
 
 /** What the account page says after a change it redirected from (`?done=…`): a fixed list, never echoed text. */
 const DONE_NOTICES: Record<string, Notice> = {
@@ -34,14 +37,14 @@ function mountApiKey(router: Router, kit: PageKit, pages: AccountPages): void {
       return pages.show(ctx, 400, { refused: { name: 'key', notice: { tone: 'error', text: 'Choose how long the current key keeps working.' } } });
     }
     try {
-      const result = await kit.call(ctx).auth.rotateApiKey({ grace_seconds: Number(grace) });
+      const result = await kit.call(ctx).auth.rotateApiKey({ grace_seconds: Number(grace), ...stepUpProof(form) });
       const words = GRACE_WORDS[Number(grace)] ?? `The previous key keeps working for ${grace} seconds.`;
       const notice: Notice = { tone: 'success', title: 'New API key made', text: `${words} Update your servers with the key below.` };
       await pages.show(ctx, 200, { apiKey: result.api_key, refused: { name: 'key', notice } });
     } catch (error) {
       if (pages.signedOut(ctx, error)) return;
-      const refusal = formRefusal(ctx, error, form, {});
-      await pages.show(ctx, refusal.status, { refused: { name: 'key', notice: refusal.notice } });
+      const refusal = formRefusal(ctx, error, form, { code: CODE_LABEL }, PROOF_TEXTS);
+      await pages.show(ctx, refusal.status, { refused: { name: 'key', form: refusal.form, notice: refusal.notice } });
     }
   });
 }
@@ -49,10 +52,11 @@ function mountApiKey(router: Router, kit: PageKit, pages: AccountPages): void {
 function mountDelete(router: Router, kit: PageKit, pages: AccountPages): void {
   kit.post(router, '/account/delete', async (ctx, form) => {
     try {
-      await kit.call(ctx).auth.deleteAccount({ password: form.text('password') });
+      await kit.call(ctx).auth.deleteAccount({ password: form.text('password'), ...stepUpProof(form) });
     } catch (error) {
       if (pages.signedOut(ctx, error)) return;
-      const refusal = formRefusal(ctx, error, form, { password: 'Password' }, { INVALID_CREDENTIALS: 'The password is wrong. Your account was not deleted.' });
+      const texts = { INVALID_CREDENTIALS: 'The password is wrong. Your account was not deleted.', ...PROOF_TEXTS };
+      const refusal = formRefusal(ctx, error, form, { password: 'Password', code: CODE_LABEL }, texts);
       return pages.show(ctx, refusal.status, { refused: { name: 'delete', form: refusal.form, notice: refusal.notice } });
     }
     // Its sessions went with the account; the browser's cookie is now only clutter.
@@ -61,14 +65,18 @@ function mountDelete(router: Router, kit: PageKit, pages: AccountPages): void {
   });
 }
 
-/** GET /account and what it posts to: the key, password, address, sessions, deletion. */
+/** GET /account and what it posts to: the key, password, address, second factor, sessions, deletion. */
 export function mountAccountPages(router: Router, kit: PageKit): void {
   const pages = createAccountPages(kit);
   kit.get(router, '/account', async (ctx) => {
-    const done = typeof ctx.query.done === 'string' && Object.hasOwn(DONE_NOTICES, ctx.query.done) ? DONE_NOTICES[ctx.query.done] : undefined;
-    await pages.show(ctx, 200, { notice: done });
+    const key = typeof ctx.query.done === 'string' ? ctx.query.done : '';
+    const done = Object.hasOwn(DONE_NOTICES, key) ? DONE_NOTICES[key] : undefined;
+    // The second factor's changes are told in its card, where their forms bring the reader back to.
+    const inCard = Object.hasOwn(MFA_DONE_NOTICES, key) ? MFA_DONE_NOTICES[key] : undefined;
+    await pages.show(ctx, 200, { notice: done, refused: inCard });
   });
   mountApiKey(router, kit, pages);
   mountDelete(router, kit, pages);
   mountAccountForms(router, kit, pages);
+  mountMfaForms(router, kit, pages);
 }

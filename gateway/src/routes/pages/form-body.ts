@@ -4,7 +4,10 @@ import { AppError } from '../../../../server/src/errors.ts';
 import { hasControlCharacter } from '../../../../server/src/lib/text.ts';
 import { contentTypeOf } from '../../http.ts';
 
-/** The longest field of any form is a 128-character password; this leaves room for UTF-8 and tokens. */
+/**
+ * The longest field of any form is a new passkey's answer: about 2 KiB URL-encoded, as the
+ * service asks for no attestation (`none`); passwords stop at 128 characters.
+ */
 export const FORM_BODY_LIMIT = 8 * 1024;
 /** The largest form has five fields; anything near this many is not one of ours. */
 const MAX_FIELDS = 16;

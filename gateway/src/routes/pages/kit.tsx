@@ -13,11 +13,19 @@ import { browserWriteOf, trustedOrigins } from '../../origins.ts';
 import { CSRF_FIELD, csrfToken, csrfTokenMatches, isVisitorId, newVisitorId, VISITOR_COOKIE } from '../../pages/csrf.ts';
 import { ProblemPage, type Problem } from '../../pages/problem-view.tsx';
 import { problemFor, refusedFormProblem } from '../../pages/problems.ts';
-import { renderDocument } from '../../pages/render.ts';
+import { loadsScript, renderDocument } from '../../pages/render.ts';
 import { readFormBody, type FormFields } from './form-body.ts';
 
+const PAGE_POLICY = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/**
+ * A page with passkey buttons loads their script and the WebAuthn library, both files of this
+ * site (never inline), and the script asks this site for sign-in options. Every other page
+ * runs no script at all.
+ */
+const SCRIPTED_PAGE_POLICY = `${PAGE_POLICY}; script-src 'self'; connect-src 'self'`;
+
 const PAGE_HEADERS = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'Content-Security-Policy': PAGE_POLICY,
   'Referrer-Policy': 'no-referrer',
   'X-Frame-Options': 'DENY',
   // Pages show tokens (in links and forms) and the API key; none of it belongs in a cache.
@@ -88,10 +96,12 @@ export function createPageKit(deps: Deps) {
 
   function send(ctx: KoaContext, status: number, page: VNode): void {
     applyProcedureHeaders(ctx);
+    const html = renderDocument(page);
     ctx.set(PAGE_HEADERS);
+    if (loadsScript(html)) ctx.set('Content-Security-Policy', SCRIPTED_PAGE_POLICY);
     ctx.status = status;
     ctx.type = 'html';
-    ctx.body = renderDocument(page);
+    ctx.body = html;
   }
 
   /** 303: after a POST, the browser GETs the new location. */

@@ -1,10 +1,13 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import { CheckInboxPage, ForgotPasswordPage, LoginPage, RegisterPage, ResendVerificationPage } from '../../pages/public-views.tsx';
+import { toErrorResponse } from '../../../../server/src/error-response.ts';
+import type { Notice } from '../../pages/components.tsx';
 import type { FormFields } from './form-body.ts';
 import type { PageKit } from './kit.tsx';
 import { safeNextPath } from './next-path.ts';
 import { formRefusal, isRefusal } from './refusals.ts';
+import { createPendingSignIns, mountSecondStep, type PendingSignIns } from './second-step.tsx';
 
 const REGISTER_LABELS = { name: 'Name', email: 'E-mail address', password: 'Password', company: 'Company' };
 const LOGIN_LABELS = { email: 'E-mail address', password: 'Password' };
@@ -26,13 +29,28 @@ function mountRegister(router: Router, kit: PageKit): void {
   });
 }
 
-async function signIn(ctx: KoaContext, kit: PageKit, form: FormFields): Promise<void> {
+/** What the sign-in page says when another page sent the reader back to it (`?notice=…`): a fixed list, never echoed text. */
+const LOGIN_NOTICES: Record<string, Notice> = {
+  expired: { tone: 'warning', text: 'Your sign-in expired: sign in again.' },
+};
+
+/** The password was right and the account has a second factor: on to its step, the sign-in kept in a cookie. */
+function toSecondStep(ctx: KoaContext, kit: PageKit, pendings: PendingSignIns, error: unknown, next: string | undefined): boolean {
+  const { code, body } = toErrorResponse(error);
+  if (code !== 'MFA_REQUIRED' || !body.mfa_token) return false;
+  pendings.keep(ctx, body.mfa_token, body.methods ?? []);
+  kit.redirect(ctx, next ? `/login/mfa?${new URLSearchParams({ next })}` : '/login/mfa');
+  return true;
+}
+
+async function signIn(ctx: KoaContext, kit: PageKit, pendings: PendingSignIns, form: FormFields): Promise<void> {
   const next = safeNextPath(form.text('next'));
   try {
-    // Sets svc_token, and svc_device for a browser new to the account, as the REST login does.
+    // Sets svc_token, and the device cookie for a browser new to the account, as the REST login does.
     await kit.call(ctx).auth.login({ email: form.text('email'), password: form.text('password') });
     kit.redirect(ctx, next ?? '/account');
   } catch (error) {
+    if (toSecondStep(ctx, kit, pendings, error, next)) return;
     const refusal = formRefusal(ctx, error, form, LOGIN_LABELS, {
       INVALID_CREDENTIALS: 'The e-mail address or password is wrong.',
       EMAIL_NOT_VERIFIED: 'Your e-mail address is not confirmed yet.',
@@ -44,8 +62,11 @@ async function signIn(ctx: KoaContext, kit: PageKit, form: FormFields): Promise<
 }
 
 function mountLogin(router: Router, kit: PageKit): void {
+  const pendings = createPendingSignIns(kit);
   kit.get(router, '/login', async (ctx) => {
     const next = safeNextPath(queryText(ctx, 'next'));
+    const key = queryText(ctx, 'notice');
+    const notice = key !== undefined && Object.hasOwn(LOGIN_NOTICES, key) ? LOGIN_NOTICES[key] : undefined;
     if (kit.sessionCookie(ctx)) {
       try {
         await kit.call(ctx).auth.me();
@@ -54,9 +75,10 @@ function mountLogin(router: Router, kit: PageKit): void {
         if (!isRefusal(error, 'UNAUTHORIZED')) throw error;
       }
     }
-    kit.send(ctx, 200, <LoginPage csrf={kit.csrf(ctx)} next={next} />);
+    kit.send(ctx, 200, <LoginPage csrf={kit.csrf(ctx)} next={next} notice={notice} />);
   });
-  kit.post(router, '/login', (ctx, form) => signIn(ctx, kit, form));
+  kit.post(router, '/login', (ctx, form) => signIn(ctx, kit, pendings, form));
+  mountSecondStep(router, kit, pendings);
 
   kit.post(router, '/logout', async (ctx) => {
     try {

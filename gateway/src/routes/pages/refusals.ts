@@ -11,7 +11,12 @@ export type Refusal = { code: ErrorCode; status: number; form: FormState; notice
 /** The form's fields and the labels its page shows them under. */
 export type FieldLabels = Record<string, string>;
 
-function validationRefusal(issues: Array<{ path: string; message: string }>, form: FormFields, labels: FieldLabels): Pick<Refusal, 'form' | 'notice'> {
+type Issue = { path: string; message: string };
+
+/** Fields never written back into a page: passwords, and codes (a recovery code not spent is still good). */
+const isSecretField = (name: string) => name.includes('password') || name === 'code';
+
+function fieldErrors(issues: Issue[], form: FormFields, labels: FieldLabels): { errors: Record<string, string>; elsewhere: string[] } {
   const errors: Record<string, string> = {};
   const elsewhere: string[] = [];
   for (const issue of issues) {
@@ -19,21 +24,33 @@ function validationRefusal(issues: Array<{ path: string; message: string }>, for
     if (label) errors[issue.path] ??= fieldMessage(label, issue.message, form.text(issue.path));
     else elsewhere.push(issue.message);
   }
+  return { errors, elsewhere };
+}
+
+function validationRefusal(issues: Issue[], form: FormFields, labels: FieldLabels): Pick<Refusal, 'form' | 'notice'> {
+  const { errors, elsewhere } = fieldErrors(issues, form, labels);
   const text = elsewhere.length || !Object.keys(errors).length ? 'Part of the form could not be used. Check it and send it again.' : 'Please correct the marked fields.';
   return { form: { errors }, notice: { tone: 'error', text } };
 }
 
+/** What a form asking for a proof of the second factor says when it lacks one, or the one given is wrong. */
+export const PROOF_TEXTS = {
+  STEP_UP_REQUIRED: 'Enter a code from your authenticator app or a recovery code to confirm.',
+  INVALID_CODE: 'That code is wrong, already used or expired, or the passkey could not be used. Nothing was changed.',
+} as const;
+
 /**
  * A procedure's refusal as its form shows it: validation issues under the fields they name,
- * a rate limit with how long to wait (and `Retry-After`), the codes in `texts` as a message.
- * The values typed come back, passwords never. Anything else (an outage, a bug) is thrown
- * on, to the problem page. Pages branch on the error code only, never on its wording.
+ * a rate limit with how long to wait (and `Retry-After`), the codes in `texts` as a message
+ * (a wrong code also under its field). The values typed come back, passwords and codes never.
+ * Anything else (an outage, a bug) is thrown on, to the problem page. Pages branch on the
+ * error code only, never on its wording.
  */
 export function formRefusal(ctx: KoaContext, error: unknown, form: FormFields, labels: FieldLabels, texts: Partial<Record<ErrorCode, string>> = {}): Refusal {
   const { code, status, headers, body } = toErrorResponse(error);
   const values = Object.fromEntries(
     Object.keys(labels)
-      .filter((name) => !name.includes('password'))
+      .filter((name) => !isSecretField(name))
       .map((name) => [name, form.text(name)]),
   );
   if (code === 'VALIDATION_FAILED') {
@@ -47,7 +64,8 @@ export function formRefusal(ctx: KoaContext, error: unknown, form: FormFields, l
   }
   const text = texts[code];
   if (text === undefined) throw error;
-  return { code, status, form: { values }, notice: { tone: 'error', text } };
+  const errors = code === 'INVALID_CODE' ? fieldErrors(body.issues ?? [], form, labels).errors : undefined;
+  return { code, status, form: { values, errors }, notice: { tone: 'error', text } };
 }
 
 /** Whether `error` is a procedure's refusal with this error code. */

@@ -63,7 +63,7 @@ export const addPasskeyInput = strictInput({
   name: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters').optional(),
   response: registrationResponseSchema,
 });
-export const removePasskeyInput = strictInput({ id: z.string().min(1).max(100), password, ...stepUpProof });
+export const removePasskeyInput = strictInput({ id: z.uuid('must be the id of a passkey of this account'), password, ...stepUpProof });
 
 const mfaToken = z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 
