@@ -27,7 +27,7 @@ const external = [
 
 rmSync(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: { main: 'gateway/src/main.ts', migrate: 'server/src/migrate.ts', admin: 'server/src/cli/admin.ts', healthcheck: 'gateway/src/healthcheck.ts' },
+  entryPoints: { main: 'gateway/src/main.ts', migrate: 'server/src/roles/migrate.ts', admin: 'server/src/cli/admin.ts', healthcheck: 'gateway/src/healthcheck.ts' },
   outdir,
   bundle: true,
   splitting: true,

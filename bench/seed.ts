@@ -1,8 +1,8 @@
 import type { Deps } from '../server/src/deps.ts';
 import { randomBytes } from 'node:crypto';
-import { createContextInner } from '../server/src/context.ts';
+import { createContextInner } from '../server/src/trpc/context.ts';
 import { appRouter } from '../server/src/router.ts';
-import { createCallerFactory } from '../server/src/trpc.ts';
+import { createCallerFactory } from '../server/src/trpc/procedures.ts';
 import type { SeededAccount, SeededSite } from './protocol.ts';
 
 async function post(url: string, body: unknown): Promise<any> {

@@ -128,7 +128,7 @@ offline('migrate status lists every migration as pending on a fresh database, an
 });
 
 offline('after npm run migrate, migrate status lists every migration as applied, with its time', async () => {
-  const migrate = spawnScript('server/src/migrate.ts', [], env);
+  const migrate = spawnScript('server/src/roles/migrate.ts', [], env);
   assert.is(await migrate.exited, 0, migrate.output());
   const status = await cliJson(env, 'migrate', 'status');
   assert.equal(status.migrations.map((m: any) => m.name), MIGRATIONS.map((m) => m.name));

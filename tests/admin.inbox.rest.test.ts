@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runHousekeeping } from '../server/src/housekeeping.ts';
+import { runHousekeeping } from '../server/src/roles/housekeeping.ts';
 import type { Queryable } from '../server/src/lib/db.ts';
 import { listDeliveries } from '../server/src/webhooks/inbox/repo.ts';
 import { assertError, bearer, issuePaths, registerAndVerify, type Account } from './helpers/auth.ts';

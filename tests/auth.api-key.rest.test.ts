@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runHousekeeping } from '../server/src/housekeeping.ts';
+import { runHousekeeping } from '../server/src/roles/housekeeping.ts';
 import { AUTH, assertError, bearer, issuePaths, login, me, nextMail, registerAndVerify } from './helpers/auth.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';

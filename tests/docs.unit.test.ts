@@ -8,7 +8,7 @@ import { GENERATED, regenerate, ROOT } from '../scripts/docs.ts';
 import { API_PREFIX, procedures, restDocument } from '../scripts/docs/api.ts';
 import { parseEnvExample, schemaVariables } from '../scripts/docs/configuration.ts';
 import { headingAnchor } from '../scripts/docs/markdown.ts';
-import { ERROR_STATUS } from '../server/src/errors.ts';
+import { ERROR_STATUS } from '../server/src/errors/errors.ts';
 import { PROVIDERS } from '../server/src/webhooks/registry.ts';
 
 // The project documents itself: the references in docs/ are generated from the code and

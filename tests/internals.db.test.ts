@@ -15,7 +15,7 @@ import {
 } from 'trpc-to-openapi';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Context } from '../server/src/context.ts';
+import type { Context } from '../server/src/trpc/context.ts';
 import { createDatabase } from '../server/src/lib/db.ts';
 import { startEmbeddedPostgres } from '../server/src/lib/embedded-postgres.ts';
 import { createLogger } from '../server/src/lib/logger.ts';
@@ -24,7 +24,7 @@ import { startQueue } from '../server/src/lib/queue.ts';
 import { connectionOf, poolOf } from '../server/src/lib/sequelize.internals.ts';
 import type { AuthContext } from '../server/src/modules/auth/auth.types.ts';
 import { appRouter } from '../server/src/router.ts';
-import { attachAccount, contextUnchanged } from '../server/src/trpc.internals.ts';
+import { attachAccount, contextUnchanged } from '../server/src/trpc/internals.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { eventually } from './helpers/wait.ts';
 

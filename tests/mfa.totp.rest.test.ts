@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runHousekeeping } from '../server/src/housekeeping.ts';
+import { runHousekeeping } from '../server/src/roles/housekeeping.ts';
 import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { AUTH, PASSWORD, assertError, bearer, login, nextMail, registerAndVerify, setCookieValue, type Account } from './helpers/auth.ts';
 import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';

@@ -40,7 +40,7 @@ roles.after(async () => {
   await database.drop();
 });
 
-const migrate = () => spawnScript('server/src/migrate.ts', [], env);
+const migrate = () => spawnScript('server/src/roles/migrate.ts', [], env);
 
 roles('npm run migrate applies the migrations, and a second run has nothing to do', async () => {
   const first = migrate();

@@ -8,7 +8,7 @@ import { createDeps } from '../server/src/deps.ts';
 import { createSecretBox, keyIdOf } from '../server/src/lib/crypto.ts';
 import { jwtKeyId } from '../server/src/lib/jwt.ts';
 import { createLogger } from '../server/src/lib/logger.ts';
-import { StartError } from '../server/src/start-error.ts';
+import { StartError } from '../server/src/roles/start-error.ts';
 import { bearer, me, registerAndVerify, type Account } from './helpers/auth.ts';
 import { LogCapture, startTestService, type TestService } from './helpers/service.ts';
 import { callerFor, post, stripeEvent, stripeHeaders, unixNow, viberHeaders, viberMessage, viberToken } from './helpers/webhook-fixtures.ts';

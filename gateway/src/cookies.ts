@@ -1,7 +1,7 @@
 import type { Config } from '../../server/src/config.ts';
 
 // The API reads cookies where it reads the other credentials; the pages read theirs the same way.
-export { readCookie } from '../../server/src/context.ts';
+export { readCookie } from '../../server/src/trpc/context.ts';
 
 /**
  * A `Set-Cookie` value with the attributes every Gatehouse cookie has: the whole site,

@@ -1,6 +1,6 @@
 import { loadConfig } from '../../server/src/config.ts';
-import { StartError } from '../../server/src/start-error.ts';
-import { describeStartFailure } from '../../server/src/start-failure.ts';
+import { StartError } from '../../server/src/roles/start-error.ts';
+import { describeStartFailure } from '../../server/src/roles/start-failure.ts';
 import { startService, type Role } from './server.ts';
 
 // The service's entry point: `node dist/gateway/src/main.js --role=…` in the image (its main

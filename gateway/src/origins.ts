@@ -1,6 +1,6 @@
 import type { Context as KoaContext } from 'koa';
 import type { Config } from '../../server/src/config.ts';
-import type { BrowserWrite } from '../../server/src/context.ts';
+import type { BrowserWrite } from '../../server/src/trpc/context.ts';
 import { contentTypeOf } from './http.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

@@ -2,8 +2,8 @@ import { createServer, STATUS_CODES, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Config } from '../../server/src/config.ts';
 import { createDeps, type Deps, type DepsOverrides } from '../../server/src/deps.ts';
-import { errorBody, type ErrorCode } from '../../server/src/errors.ts';
-import { startWorker, type Worker } from '../../server/src/worker.ts';
+import { errorBody, type ErrorCode } from '../../server/src/errors/errors.ts';
+import { startWorker, type Worker } from '../../server/src/roles/worker.ts';
 import { createGateway } from './app.ts';
 import { startWorkerHealth } from './worker-health.ts';
 

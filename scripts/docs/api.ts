@@ -1,10 +1,10 @@
 import type { OpenAPIObject } from 'openapi3-ts/oas31';
 import { z } from 'zod';
 import { createOpenApiDocument } from '../../gateway/src/routes/openapi-document.ts';
-import { ERROR_STATUS, type ErrorCode } from '../../server/src/errors.ts';
+import { ERROR_STATUS, type ErrorCode } from '../../server/src/errors/errors.ts';
 import { AUTH_RATE_RULES } from '../../server/src/modules/auth/auth.limits.ts';
 import { appRouter } from '../../server/src/router.ts';
-import type { ProcedureMeta } from '../../server/src/trpc.ts';
+import type { ProcedureMeta } from '../../server/src/trpc/procedures.ts';
 import { code, headingAnchor, inputTable, outputTable, shapeText, sourceNote, table, type JsonSchema } from './markdown.ts';
 
 /** Where the REST routes are mounted (gateway/src/routes/rest.ts). */
@@ -58,7 +58,7 @@ export function errorCodesSection(): string {
   const undescribed = codes.filter((name) => !ERROR_MEANINGS[name]);
   if (undescribed.length) throw new Error(`scripts/docs/api.ts ERROR_MEANINGS: describe ${undescribed.join(', ')}`);
   const rows = codes.map((name) => [code(name), String(ERROR_STATUS[name]), ERROR_MEANINGS[name]]);
-  return [sourceNote('`ERROR_STATUS` in server/src/errors.ts'), '', table(['code', 'HTTP status', 'meaning'], rows)].join('\n');
+  return [sourceNote('`ERROR_STATUS` in server/src/errors/errors.ts'), '', table(['code', 'HTTP status', 'meaning'], rows)].join('\n');
 }
 
 type RuleName = keyof typeof AUTH_RATE_RULES;

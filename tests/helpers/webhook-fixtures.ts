@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
-import { createCallerFactory } from '../../server/src/trpc.ts';
-import { createContextInner } from '../../server/src/context.ts';
+import { createCallerFactory } from '../../server/src/trpc/procedures.ts';
+import { createContextInner } from '../../server/src/trpc/context.ts';
 import { appRouter } from '../../server/src/router.ts';
 import { linkToken } from './smtp.ts';
 import { request, startTestService, type HttpResult, type TestService } from './service.ts';

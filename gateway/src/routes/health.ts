@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Deps } from '../../../server/src/deps.ts';
-import { errorBody } from '../../../server/src/errors.ts';
+import { errorBody } from '../../../server/src/errors/errors.ts';
 import { migrationsApplied } from '../../../server/src/migrations/index.ts';
 
 export function mountHealth(router: Router, deps: Deps, isDraining: () => boolean): void {

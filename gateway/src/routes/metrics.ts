@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Deps } from '../../../server/src/deps.ts';
-import { AppError } from '../../../server/src/errors.ts';
+import { AppError } from '../../../server/src/errors/errors.ts';
 import { safeEqual } from '../../../server/src/lib/crypto.ts';
 import { countByProviderAndState } from '../../../server/src/webhooks/inbox/repo.ts';
 import { PROVIDER_NAMES } from '../../../server/src/webhooks/provider.ts';

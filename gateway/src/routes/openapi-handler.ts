@@ -19,8 +19,8 @@ import {
   type OpenApiRouter,
 } from 'trpc-to-openapi';
 import { ZodArray, type ZodType } from 'zod';
-import type { Context } from '../../../server/src/context.ts';
-import { toErrorResponse } from '../../../server/src/error-response.ts';
+import type { Context } from '../../../server/src/trpc/context.ts';
+import { toErrorResponse } from '../../../server/src/errors/response.ts';
 import type { Logger } from '../../../server/src/lib/logger.ts';
 
 type Request = IncomingMessage & { body?: unknown };

@@ -1,6 +1,6 @@
 import type { TRPCError } from '@trpc/server';
-import type { Context } from '../../../server/src/context.ts';
-import { toErrorResponse } from '../../../server/src/error-response.ts';
+import type { Context } from '../../../server/src/trpc/context.ts';
+import { toErrorResponse } from '../../../server/src/errors/response.ts';
 
 /**
  * For tRPC's responseMeta: what a procedure asked the transport for (cookies), or the

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import type { Deps } from '../../../server/src/deps.ts';
-import { createContext, type RequestInfo } from '../../../server/src/context.ts';
+import { createContext, type RequestInfo } from '../../../server/src/trpc/context.ts';
 import { appRouter } from '../../../server/src/router.ts';
 import { hasBody, readLimitedBody } from '../http.ts';
 import { browserWriteOf, trustedOrigins } from '../origins.ts';

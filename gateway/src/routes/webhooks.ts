@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import type { Deps } from '../../../server/src/deps.ts';
-import { AppError } from '../../../server/src/errors.ts';
+import { AppError } from '../../../server/src/errors/errors.ts';
 import { isDatabaseUnavailable } from '../../../server/src/lib/db.ts';
 import type { Logger } from '../../../server/src/lib/logger.ts';
 import { createWebhookIntake } from '../../../server/src/webhooks/inbox/intake.ts';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Context } from '../context.ts';
+import type { Context } from '../trpc/context.ts';
 import { successOutput } from '../lib/validation.ts';
-import { restRoute } from '../rest-meta.ts';
-import { adminProcedure, router } from '../trpc.ts';
+import { restRoute } from '../trpc/rest-meta.ts';
+import { adminProcedure, router } from '../trpc/procedures.ts';
 import type { AuthContext } from '../modules/auth/auth.types.ts';
 import {
   accountIdInput,

@@ -1,6 +1,6 @@
-import type { RequestInfo } from '../context.ts';
+import type { RequestInfo } from '../trpc/context.ts';
 import type { Deps } from '../deps.ts';
-import { AppError } from '../errors.ts';
+import { AppError } from '../errors/errors.ts';
 import { webhookReplayJobs } from '../jobs.ts';
 import { inBatches } from '../lib/batches.ts';
 import { inTransaction } from '../lib/queue.ts';

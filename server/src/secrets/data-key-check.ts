@@ -2,7 +2,7 @@ import type { Clock } from '../lib/clock.ts';
 import { keyIdOf, type SecretBox } from '../lib/crypto.ts';
 import type { Queryable } from '../lib/db.ts';
 import type { Logger } from '../lib/logger.ts';
-import { StartError } from '../start-error.ts';
+import { StartError } from '../roles/start-error.ts';
 import { placeOf, SEALED_COLUMNS } from './sealed-columns.ts';
 
 const CHECK_TEXT = 'gatehouse:data-key-check';

@@ -1,5 +1,5 @@
 import type { inferRouterInputs } from '@trpc/server';
-import { AppError } from '../../../../server/src/errors.ts';
+import { AppError } from '../../../../server/src/errors/errors.ts';
 import type { AppRouter } from '../../../../server/src/router.ts';
 import type { FormFields } from './form-body.ts';
 

@@ -1,6 +1,6 @@
 import type { Context as KoaContext } from 'koa';
-import { toErrorResponse } from '../../../../server/src/error-response.ts';
-import type { ErrorCode } from '../../../../server/src/errors.ts';
+import { toErrorResponse } from '../../../../server/src/errors/response.ts';
+import type { ErrorCode } from '../../../../server/src/errors/errors.ts';
 import type { FormState, Notice } from '../../pages/components.tsx';
 import { fieldMessage, waitText } from '../../pages/wording.ts';
 import type { FormFields } from './form-body.ts';

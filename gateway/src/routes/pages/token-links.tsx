@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import { toErrorResponse } from '../../../../server/src/error-response.ts';
+import { toErrorResponse } from '../../../../server/src/errors/response.ts';
 import { hasControlCharacter } from '../../../../server/src/lib/text.ts';
 import { DonePage } from '../../pages/public-views.tsx';
 import { ConfirmEmailPage, LinkProblemPage, ResetPasswordPage, VerifyEmailPage } from '../../pages/token-views.tsx';

@@ -1,4 +1,4 @@
-import type { RequestInfo } from '../../context.ts';
+import type { RequestInfo } from '../../trpc/context.ts';
 import type { Queryable } from '../../lib/db.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { inBatches } from '../../lib/batches.ts';

@@ -1,4 +1,4 @@
-import type { Credentials } from '../../context.ts';
+import type { Credentials } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
 import { keyedHash, type SealedPlace } from '../../lib/crypto.ts';
 import { apiKeyCacheKey, sessionCacheKey } from './auth.cache.ts';

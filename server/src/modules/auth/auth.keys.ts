@@ -1,4 +1,4 @@
-import type { RequestInfo } from '../../context.ts';
+import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
 import { randomHex } from '../../lib/crypto.ts';
 import type { Queryable } from '../../lib/db.ts';

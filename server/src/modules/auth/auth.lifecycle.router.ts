@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { noInput, successOutput } from '../../lib/validation.ts';
-import { authedProcedure, publicProcedure } from '../../trpc.ts';
+import { authedProcedure, publicProcedure } from '../../trpc/procedures.ts';
 import { deleteAccount } from './auth.account.ts';
 import { listActivity } from './auth.audit.ts';
 import { cancelEmailChange, changeEmail, confirmEmailChange, showPendingEmailChange } from './auth.email-change.ts';

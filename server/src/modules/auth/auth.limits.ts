@@ -1,4 +1,4 @@
-import { AppError } from '../../errors.ts';
+import { AppError } from '../../errors/errors.ts';
 import type { RateDecision, RateRule } from '../../lib/rate-limiter.ts';
 
 /** Every request rate limit of the auth module: windows kept in PostgreSQL (lib/rate-limiter.ts). */

@@ -1,6 +1,6 @@
-import type { RequestInfo } from '../../context.ts';
+import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../errors.ts';
+import { AppError } from '../../errors/errors.ts';
 import { recordEvent } from './auth.audit.ts';
 import { AUTH_RATE_RULES, refuseIfLimited } from './auth.limits.ts';
 import type { AuthContext } from './auth.types.ts';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { dictionary } from '@zxcvbn-ts/language-common';
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../errors.ts';
+import { AppError } from '../../errors/errors.ts';
 
 /** Shorter pieces of an address or a name are too common in passwords to refuse. */
 const MIN_PERSONAL_LENGTH = 4;

@@ -1,6 +1,6 @@
-import type { RequestInfo } from '../../context.ts';
+import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../errors.ts';
+import { AppError } from '../../errors/errors.ts';
 import { QUEUES, type PasswordResetJob } from '../../jobs.ts';
 import { rateLimitSubject } from '../../lib/rate-limiter.ts';
 import { recordEvent } from './auth.audit.ts';

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { deviceCookieName, SESSION_COOKIE, type Context } from '../../context.ts';
-import { authedProcedure, publicProcedure, router } from '../../trpc.ts';
+import { deviceCookieName, SESSION_COOKIE, type Context } from '../../trpc/context.ts';
+import { authedProcedure, publicProcedure, router } from '../../trpc/procedures.ts';
 import { DEVICE_TTL_SECONDS } from './auth.devices.ts';
 import { lifecycleProcedures } from './auth.lifecycle.router.ts';
 import { noInput } from '../../lib/validation.ts';
-import { setCookieHeader } from '../../rest-meta.ts';
+import { setCookieHeader } from '../../trpc/rest-meta.ts';
 import { rest } from './auth.rest.ts';
 import {
   loginInput,

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
-import type { Credentials, RequestInfo } from '../../context.ts';
+import type { Credentials, RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../errors.ts';
+import { AppError } from '../../errors/errors.ts';
 import { randomHex } from '../../lib/crypto.ts';
 import type { Queryable } from '../../lib/db.ts';
 import { rateLimitSubject, type RateCheck, type RateDecision } from '../../lib/rate-limiter.ts';

@@ -1,6 +1,6 @@
-import type { RequestInfo } from '../../context.ts';
+import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../errors.ts';
+import { AppError } from '../../errors/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Queryable } from '../../lib/db.ts';
 import { isUuid } from '../../lib/text.ts';

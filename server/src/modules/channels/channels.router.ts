@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { authedProcedure, router } from '../../trpc.ts';
+import { authedProcedure, router } from '../../trpc/procedures.ts';
 import { successOutput } from '../../lib/validation.ts';
 import {
   channelIdInput,

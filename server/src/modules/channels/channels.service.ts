@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { RequestInfo } from '../../context.ts';
+import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../errors.ts';
+import { AppError } from '../../errors/errors.ts';
 import { randomToken, type SealedPlace } from '../../lib/crypto.ts';
 import { isUuid } from '../../lib/text.ts';
 import { recordEvent } from '../auth/auth.audit.ts';

@@ -1,8 +1,8 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
-import type { RequestInfo } from '../../context.ts';
+import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../errors.ts';
+import { AppError } from '../../errors/errors.ts';
 import { deriveKey, sha256 } from '../../lib/crypto.ts';
 import { confirmPassword } from '../auth/auth.password-check.ts';
 import type { AuthContext } from '../auth/auth.types.ts';

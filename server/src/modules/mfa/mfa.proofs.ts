@@ -1,7 +1,7 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
-import type { RequestInfo } from '../../context.ts';
+import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../errors.ts';
+import { AppError } from '../../errors/errors.ts';
 import { deriveKey, sha256 } from '../../lib/crypto.ts';
 import type { Queryable } from '../../lib/db.ts';
 import { recordEvent } from '../auth/auth.audit.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { authedProcedure } from '../../trpc.ts';
+import { authedProcedure } from '../../trpc/procedures.ts';
 import { rest } from '../auth/auth.rest.ts';
 import { addPasskey, passkeyOptions, removePasskey } from './mfa.passkey-service.ts';
 import {

@@ -1,6 +1,6 @@
-import type { RequestInfo } from '../../context.ts';
+import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../errors.ts';
+import { AppError } from '../../errors/errors.ts';
 import type { Queryable } from '../../lib/db.ts';
 import { recordEvent } from '../auth/auth.audit.ts';
 import { confirmPassword } from '../auth/auth.password-check.ts';

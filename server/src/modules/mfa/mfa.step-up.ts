@@ -1,6 +1,6 @@
-import type { RequestInfo } from '../../context.ts';
+import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../errors.ts';
+import { AppError } from '../../errors/errors.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { recordEvent } from '../auth/auth.audit.ts';
 import { AUTH_RATE_RULES, refuseIfLimited } from '../auth/auth.limits.ts';

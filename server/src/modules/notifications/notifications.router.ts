@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { noInput } from '../../lib/validation.ts';
-import { authedProcedure, router } from '../../trpc.ts';
+import { authedProcedure, router } from '../../trpc/procedures.ts';
 import { linkCodeOutput, notificationStatusOutput } from './notifications.schemas.ts';
 import * as notifications from './notifications.service.ts';
 

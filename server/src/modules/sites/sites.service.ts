@@ -1,6 +1,6 @@
-import type { RequestInfo } from '../../context.ts';
+import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
-import { AppError } from '../../errors.ts';
+import { AppError } from '../../errors/errors.ts';
 import { randomToken, type SealedPlace } from '../../lib/crypto.ts';
 import { recordEvent } from '../auth/auth.audit.ts';
 import { LIST_LIMIT } from '../lists.ts';

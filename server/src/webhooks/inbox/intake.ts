@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.ts';
-import { AppError, type ErrorCode } from '../../errors.ts';
+import { AppError, type ErrorCode } from '../../errors/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { AnyWebhookProvider } from '../provider.ts';
 import { PayloadError } from '../shared/payload.ts';

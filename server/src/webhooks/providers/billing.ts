@@ -1,4 +1,4 @@
-import { AppError } from '../../errors.ts';
+import { AppError } from '../../errors/errors.ts';
 import { applySubscriptionChange, type SubscriptionChange } from '../../modules/billing/billing.service.ts';
 import { defineProvider, ignored, outcomeOf } from '../provider.ts';
 import { parsePaddleEvent, verifyPaddle } from '../schemes/paddle.ts';

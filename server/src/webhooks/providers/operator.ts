@@ -1,4 +1,4 @@
-import { AppError } from '../../errors.ts';
+import { AppError } from '../../errors/errors.ts';
 import type { Deps } from '../../deps.ts';
 import type { Tx } from '../../lib/db.ts';
 import { enqueueOperatorMessages } from '../../modules/notifications/notifications.bot.ts';

@@ -3,14 +3,14 @@ import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
 import type { Context } from './context.ts';
-import { toErrorResponse } from './error-response.ts';
-import { AppError } from './errors.ts';
-import { controlCharacterPaths } from './lib/text.ts';
-import { ruleWords } from './lib/validation.ts';
-import { authenticate } from './modules/auth/auth.credentials.ts';
-import { hasSecondFactor } from './modules/mfa/index.ts';
-import type { AuthContext } from './modules/auth/auth.types.ts';
-import { attachAccount, contextUnchanged } from './trpc.internals.ts';
+import { toErrorResponse } from '../errors/response.ts';
+import { AppError } from '../errors/errors.ts';
+import { controlCharacterPaths } from '../lib/text.ts';
+import { ruleWords } from '../lib/validation.ts';
+import { authenticate } from '../modules/auth/auth.credentials.ts';
+import { hasSecondFactor } from '../modules/mfa/index.ts';
+import type { AuthContext } from '../modules/auth/auth.types.ts';
+import { attachAccount, contextUnchanged } from './internals.ts';
 
 // Every procedure input is parsed by a procedure made here: its rules speak to people.
 z.config({ customError: ruleWords });

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
-import { ConfigError } from './config.ts';
-import { EmbeddedDatabaseMissing, isDatabaseUnavailable } from './lib/db.ts';
-import { DataDirInUse } from './lib/embedded-postgres.ts';
+import { ConfigError } from '../config.ts';
+import { EmbeddedDatabaseMissing, isDatabaseUnavailable } from '../lib/db.ts';
+import { DataDirInUse } from '../lib/embedded-postgres.ts';
 import { StartError } from './start-error.ts';
 
 /**

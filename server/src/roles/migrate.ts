@@ -1,8 +1,8 @@
-import { loadConfig } from './config.ts';
-import { createSecretBox } from './lib/crypto.ts';
-import { createDatabase } from './lib/db.ts';
-import { createLogger } from './lib/logger.ts';
-import { migrate } from './migrations/index.ts';
+import { loadConfig } from '../config.ts';
+import { createSecretBox } from '../lib/crypto.ts';
+import { createDatabase } from '../lib/db.ts';
+import { createLogger } from '../lib/logger.ts';
+import { migrate } from '../migrations/index.ts';
 import { describeStartFailure } from './start-failure.ts';
 
 // `npm run migrate` (the image's `migrate` service): pending migrations, then exit. A

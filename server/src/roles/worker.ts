@@ -1,12 +1,12 @@
-import type { Deps } from './deps.ts';
+import type { Deps } from '../deps.ts';
 import { runHousekeeping } from './housekeeping.ts';
-import { QUEUES, type PasswordResetJob, type WebhookJob } from './jobs.ts';
-import type { PgBoss } from './lib/queue.ts';
-import { sendResetLink } from './modules/auth/auth.passwords.ts';
-import { sendOperatorMessage, type OperatorMessage } from './modules/notifications/notifications.bot.ts';
-import { startInboxDispatcher } from './webhooks/inbox/dispatcher.ts';
-import { markDead, processInboxEntries, processInboxEntry, recordFailure } from './webhooks/inbox/processor.ts';
-import { startInboxSweeper } from './webhooks/inbox/sweeper.ts';
+import { QUEUES, type PasswordResetJob, type WebhookJob } from '../jobs.ts';
+import type { PgBoss } from '../lib/queue.ts';
+import { sendResetLink } from '../modules/auth/auth.passwords.ts';
+import { sendOperatorMessage, type OperatorMessage } from '../modules/notifications/notifications.bot.ts';
+import { startInboxDispatcher } from '../webhooks/inbox/dispatcher.ts';
+import { markDead, processInboxEntries, processInboxEntry, recordFailure } from '../webhooks/inbox/processor.ts';
+import { startInboxSweeper } from '../webhooks/inbox/sweeper.ts';
 
 export type Worker = { stop(): Promise<void> };
 

@@ -1,4 +1,4 @@
-import type { Deps } from './deps.ts';
+import type { Deps } from '../deps.ts';
 
 /** What a procedure may ask the transport to add to its answer (cookies, a 201). */
 export type ResponseControl = { status?: number; headers: Array<[string, string]> };

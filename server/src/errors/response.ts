@@ -2,8 +2,8 @@ import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { ZodError } from 'zod';
 import { AppError, codeForStatus, describeIssues, tooLargeMessage, ERROR_STATUS, errorBody, WHOLE_REQUEST, type ErrorBody, type ErrorCode, type ErrorExtra, type ErrorIssue } from './errors.ts';
-import { isDatabaseUnavailable, isRefusedValue } from './lib/db.ts';
-import { UNKNOWN_FIELD } from './lib/validation.ts';
+import { isDatabaseUnavailable, isRefusedValue } from '../lib/db.ts';
+import { UNKNOWN_FIELD } from '../lib/validation.ts';
 
 /**
  * How a failure goes to the log: not at all when it is the caller's mistake, as a warning

@@ -1,9 +1,9 @@
-import type { Deps } from './deps.ts';
-import { inBatches } from './lib/batches.ts';
-import { purgeAuditEvents } from './modules/auth/auth.audit.ts';
-import { dropExpiredPreviousKeys } from './modules/auth/auth.keys.ts';
-import { purgeExpiredMfaState } from './modules/mfa/index.ts';
-import { deleteDeliveries } from './webhooks/inbox/repo.ts';
+import type { Deps } from '../deps.ts';
+import { inBatches } from '../lib/batches.ts';
+import { purgeAuditEvents } from '../modules/auth/auth.audit.ts';
+import { dropExpiredPreviousKeys } from '../modules/auth/auth.keys.ts';
+import { purgeExpiredMfaState } from '../modules/mfa/index.ts';
+import { deleteDeliveries } from '../webhooks/inbox/repo.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
 

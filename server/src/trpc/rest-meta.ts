@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ProcedureMeta } from './trpc.ts';
+import type { ProcedureMeta } from './procedures.ts';
 
 export type RestRoute = {
   /** The error statuses this route answers with (docs/API.md, REST reference), for the OpenAPI document. */
