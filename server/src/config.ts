@@ -129,72 +129,6 @@ export const envSchema = z.object({
   HEALTH_PORT: wholeNumber(0, 65535).optional(),
 });
 
-export type Config = {
-  env: 'development' | 'production' | 'test';
-  port: number;
-  host: string;
-  publicUrl: string;
-  databaseUrl: string | undefined;
-  dataDir: string;
-  smtpUrl: string | undefined;
-  mailFrom: string;
-  /** The first signs session tokens; every one verifies them (rotation without logging anyone out). */
-  jwtSecrets: Buffer[];
-  jwtTtlSeconds: number;
-  /** A session unused for this long is ended, whatever its JWT says; 0: never (JWT_TTL alone). */
-  sessionIdleTimeoutSeconds: number;
-  /** The first seals secrets at rest and keys the lookup hashes; every one opens and looks up. */
-  dataKeys: Buffer[];
-  billingWebhookSecrets: string[];
-  billingPlans: Map<string, string>;
-  operatorBotToken: string | undefined;
-  operatorBotSecret: string | undefined;
-  telegramApiUrl: string;
-  rateLimits: boolean;
-  /** Accounts of these roles must have a second factor before they may do more than set one up. */
-  mfaRequiredRoles: Array<'user' | 'admin'>;
-  /** `hibp`: a new password is also looked up in the breach range API at hibpApiUrl. */
-  breachedPasswordCheck: 'off' | 'hibp';
-  hibpApiUrl: string;
-  /**
-   * Answer repeat /me callers from memory, kept exact by LISTEN/NOTIFY. Needs a direct
-   * connection or a session-mode pooler: behind a transaction-mode pooler, turn it off.
-   */
-  authCache: boolean;
-  /**
-   * How many reverse proxies in front append to X-Forwarded-For; 0 trusts none. The client
-   * address (per-IP rate limits) is the entry that many places from the end, so entries a
-   * client writes itself further left are never believed.
-   */
-  trustedProxies: number;
-  logLevel: string;
-  /**
-   * Origins trusted besides PUBLIC_URL's own: cookie-authenticated writes from them are
-   * allowed (docs/API.md, Credentials), and CORS answers them.
-   */
-  corsOrigins: string[];
-  /** The longest a request may take to arrive, and its headers; Node would allow 300 s and 60 s. */
-  requestTimeoutMs: number;
-  headersTimeoutMs: number;
-  /** Open connections one process accepts; more are closed at once. */
-  maxConnections: number;
-  /** Activity log entries older than this are purged by the worker. */
-  auditRetentionDays: number;
-  /** Processed and ignored webhook deliveries older than this are purged by the worker. */
-  inboxRetentionDays: number;
-  /** Bearer token of GET /metrics; unset, the route is a 404. */
-  metricsToken: string | undefined;
-  /** One info line per request (docs/OPERATIONS.md, Access log). */
-  accessLog: boolean;
-  /** How long a SIGTERM may take to drain before the process exits anyway. */
-  shutdownTimeoutMs: number;
-  /** Connections each process keeps to a database server (the embedded one has one). */
-  databasePoolSize: number;
-  /** A worker-only process answers /healthz and /readyz on this port, when set (containers). */
-  healthPort: number | undefined;
-  /** Things worth a warning at start, e.g. generated development secrets. */
-  warnings: string[];
-};
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -203,12 +137,14 @@ export class ConfigError extends Error {
   }
 }
 
-function devSecretsIn(dataDir: string) {
+/** The development secrets kept in DATA_DIR, or null (and an issue) when it cannot hold them. */
+function devSecretsIn(dataDir: string, ctx: z.core.$RefinementCtx) {
   try {
     return loadDevSecrets(dataDir);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new ConfigError([`DATA_DIR: ${dataDir} cannot hold the development secrets (${reason}); make it writable by this user, or set JWT_SECRET and DATA_KEY`]);
+    ctx.addIssue({ code: 'custom', path: ['DATA_DIR'], message: `${dataDir} cannot hold the development secrets (${reason}); make it writable by this user, or set JWT_SECRET and DATA_KEY` });
+    return null;
   }
 }
 
@@ -226,23 +162,22 @@ function parsePlans(text: string): Map<string, string> {
   return plans;
 }
 
-/** Reads and validates the environment once; every other module gets a Config. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = envSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')));
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
-  }
-  const e = parsed.data;
-  const production = e.NODE_ENV === 'production';
-  if (production) {
+/**
+ * What the service reads, made from the checked environment: names, units and parsed values
+ * instead of strings. A production start without what production needs, or a DATA_DIR that
+ * cannot hold development secrets, is an issue of the schema like any other bad value.
+ */
+function toConfig(e: z.output<typeof envSchema>, ctx: z.core.$RefinementCtx) {
+  if (e.NODE_ENV === 'production') {
     // The embedded database and mail written to the log are for trying Gatehouse out: in
     // production they would lose data or send no verification mail, silently.
     const missing = (['JWT_SECRET', 'DATA_KEY', 'PUBLIC_URL', 'DATABASE_URL', 'SMTP_URL'] as const).filter((name) => !e[name]);
-    if (missing.length) throw new ConfigError(missing.map((name) => `${name}: required when NODE_ENV=production`));
+    for (const name of missing) ctx.addIssue({ code: 'custom', path: [name], message: 'required when NODE_ENV=production' });
+    if (missing.length) return z.NEVER;
   }
   const warnings: string[] = [];
-  const needsDevSecrets = !e.JWT_SECRET || !e.DATA_KEY;
-  const devSecrets = needsDevSecrets ? devSecretsIn(e.DATA_DIR) : undefined;
+  const devSecrets = !e.JWT_SECRET || !e.DATA_KEY ? devSecretsIn(e.DATA_DIR, ctx) : undefined;
+  if (devSecrets === null) return z.NEVER;
   if (devSecrets) {
     warnings.push(`JWT_SECRET or DATA_KEY not set: using development secrets from ${devSecrets.file}; never do this in production`);
   }
@@ -256,9 +191,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: e.DATA_DIR,
     smtpUrl: e.SMTP_URL,
     mailFrom: e.MAIL_FROM,
+    /** The first signs session tokens; every one verifies them (rotation without logging anyone out). */
     jwtSecrets: e.JWT_SECRET ? distinct(splitList(e.JWT_SECRET).map((secret) => Buffer.from(secret))) : [devSecrets!.jwtSecret],
     jwtTtlSeconds: parseDurationSeconds(e.JWT_TTL)!,
+    /** A session unused for this long is ended, whatever its JWT says; 0: never (JWT_TTL alone). */
     sessionIdleTimeoutSeconds: parseDurationSeconds(e.SESSION_IDLE_TIMEOUT, { zeroIsOff: true })!,
+    /** The first seals secrets at rest and keys the lookup hashes; every one opens and looks up. */
     dataKeys: e.DATA_KEY ? distinct(splitList(e.DATA_KEY).map((key) => parseKey32(key)!)) : [devSecrets!.dataKey],
     billingWebhookSecrets: (e.BILLING_WEBHOOK_SECRET ?? '')
       .split(',')
@@ -269,23 +207,62 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     operatorBotSecret: e.OPERATOR_BOT_SECRET,
     telegramApiUrl: e.TELEGRAM_API_URL.replace(/\/+$/, ''),
     rateLimits: e.RATE_LIMITS === 'on',
+    /** Accounts of these roles must have a second factor before they may do more than set one up. */
     mfaRequiredRoles: splitList(e.MFA_REQUIRED_ROLES) as Array<'user' | 'admin'>,
+    /** `hibp`: a new password is also looked up in the breach range API at hibpApiUrl. */
     breachedPasswordCheck: e.BREACHED_PASSWORD_CHECK,
     hibpApiUrl: e.HIBP_API_URL.replace(/\/+$/, ''),
+    /**
+     * Answer repeat /me callers from memory, kept exact by LISTEN/NOTIFY. Needs a direct
+     * connection or a session-mode pooler: behind a transaction-mode pooler, turn it off.
+     */
     authCache: e.AUTH_CACHE === 'on',
+    /**
+     * How many reverse proxies in front append to X-Forwarded-For; 0 trusts none. The client
+     * address (per-IP rate limits) is the entry that many places from the end, so entries a
+     * client writes itself further left are never believed.
+     */
     trustedProxies: e.TRUST_PROXY === 'off' ? 0 : Number(e.TRUST_PROXY),
     logLevel: e.LOG_LEVEL,
+    /**
+     * Origins trusted besides PUBLIC_URL's own: cookie-authenticated writes from them are
+     * allowed (docs/API.md, Credentials), and CORS answers them.
+     */
     corsOrigins: splitList(e.CORS_ORIGINS).map((origin) => originOf(origin)!),
+    /** The longest a request may take to arrive, and its headers; Node would allow 300 s and 60 s. */
     requestTimeoutMs: parseDurationSeconds(e.REQUEST_TIMEOUT)! * 1000,
     headersTimeoutMs: Math.min(parseDurationSeconds(e.HEADERS_TIMEOUT)!, parseDurationSeconds(e.REQUEST_TIMEOUT)!) * 1000,
+    /** Open connections one process accepts; more are closed at once. */
     maxConnections: e.MAX_CONNECTIONS,
+    /** Activity log entries older than this are purged by the worker. */
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+    /** Processed and ignored webhook deliveries older than this are purged by the worker. */
     inboxRetentionDays: e.INBOX_RETENTION_DAYS,
+    /** Bearer token of GET /metrics; unset, the route is a 404. */
     metricsToken: e.METRICS_TOKEN,
+    /** One info line per request (docs/OPERATIONS.md, Access log). */
     accessLog: e.ACCESS_LOG === 'on',
+    /** How long a SIGTERM may take to drain before the process exits anyway. */
     shutdownTimeoutMs: parseDurationSeconds(e.SHUTDOWN_TIMEOUT)! * 1000,
+    /** Connections each process keeps to a database server (the embedded one has one). */
     databasePoolSize: e.DATABASE_POOL_SIZE,
+    /** A worker-only process answers /healthz and /readyz on this port, when set (containers). */
     healthPort: e.HEALTH_PORT,
+    /** Things worth a warning at start, e.g. generated development secrets. */
     warnings,
   };
+}
+
+const configSchema = envSchema.transform(toConfig);
+
+/** The service's settings: what `toConfig` makes of the environment. */
+export type Config = z.output<typeof configSchema>;
+
+/** Reads and validates the environment once; every other module gets a Config. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')));
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  return parsed.data;
 }
