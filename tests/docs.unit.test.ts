@@ -8,7 +8,7 @@ import { GENERATED, regenerate, ROOT } from '../scripts/docs.ts';
 import { API_PREFIX, procedures, restDocument } from '../scripts/docs/api.ts';
 import { parseEnvExample, schemaVariables } from '../scripts/docs/configuration.ts';
 import { headingAnchor } from '../scripts/docs/markdown.ts';
-import { ERROR_STATUS } from '../server/src/errors/errors.ts';
+import { ERRORS } from '../server/src/errors/errors.ts';
 import { PROVIDERS } from '../server/src/webhooks/registry.ts';
 
 // The project documents itself: the references in docs/ are generated from the code and
@@ -50,7 +50,7 @@ test('docs/API.md has a section for every REST route and names every procedure',
     assert.ok(api.includes(`| \`${path}\` |`), `${path} is in the procedure table`);
     if (!meta?.openapi) assert.ok(api.includes(`\n### ${path}\n`), `${path}, tRPC only, has a section of its own`);
   }
-  for (const [code, status] of Object.entries(ERROR_STATUS)) assert.ok(api.includes(`| \`${code}\` | ${status} |`), `${code} is listed with ${status}`);
+  for (const [code, { status }] of Object.entries(ERRORS)) assert.ok(api.includes(`| \`${code}\` | ${status} |`), `${code} is listed with ${status}`);
 });
 
 test('docs/WEBHOOKS.md has a section for every provider of the registry', () => {

@@ -1,7 +1,7 @@
 import type { OpenAPIObject } from 'openapi3-ts/oas31';
 import { z } from 'zod';
 import { createOpenApiDocument } from '../../gateway/src/routes/openapi-document.ts';
-import { ERROR_STATUS, type ErrorCode } from '../../server/src/errors/errors.ts';
+import { ERROR_CODES, ERRORS } from '../../server/src/errors/errors.ts';
 import { AUTH_RATE_RULES } from '../../server/src/modules/auth/auth.limits.ts';
 import { appRouter } from '../../server/src/router.ts';
 import type { ProcedureMeta } from '../../server/src/trpc/procedures.ts';
@@ -26,39 +26,9 @@ export function restDocument(): OpenAPIObject {
 const jsonSchemaOf = (schema: z.ZodType | undefined, io: 'input' | 'output'): JsonSchema =>
   schema ? (z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema) : {};
 
-/** What each code means to a caller. A code added to ERROR_STATUS without a line here stops `npm run docs`. */
-const ERROR_MEANINGS: Record<ErrorCode, string> = {
-  VALIDATION_FAILED: 'A field is missing, malformed, out of range or not a field of the route; `issues` names each one. Also a control character in a path segment or header.',
-  INVALID_JSON: 'The body is not valid JSON.',
-  INVALID_TOKEN: 'An e-mailed token (verification, password reset, e-mail change) is unknown, used or expired.',
-  INVALID_PAYLOAD: 'Webhooks only: the signature is valid, but the body is not a payload the scheme can read.',
-  UNAUTHORIZED: 'No valid credential: no JWT, API key or cookie, or an expired or revoked one. Sent with `WWW-Authenticate: Bearer`.',
-  INVALID_CREDENTIALS: 'Login: unknown e-mail or wrong password (one answer for both). Elsewhere: the current password is wrong.',
-  INVALID_SIGNATURE: 'Webhooks only: the signature header is missing, malformed or wrong, or its timestamp is too old.',
-  FORBIDDEN: 'Not allowed: a write by the `svc_token` cookie from another site, or an admin route called by an account that is not an admin.',
-  EMAIL_NOT_VERIFIED: 'Login: the password is right, but the address is not verified yet.',
-  MFA_REQUIRED: 'Login: the password is right and the account has a second factor. The body carries `mfa_token` (single use, 5 minutes) and `methods`; finish with `POST /login/mfa`. No cookie is set.',
-  STEP_UP_REQUIRED: 'A sensitive change by a session of an account with a second factor needs `code` or `response` in its body; `methods` says which the account has.',
-  MFA_SETUP_REQUIRED: 'The account has a role listed in `MFA_REQUIRED_ROLES` and no second factor yet: only `/me`, `/mfa*`, `/logout` and `/sessions*` answer until it has one.',
-  INVALID_CODE: 'A step-up proof (`code` or `response`) is wrong, replayed or expired; `issues` names the field. It counts as a failed login of the account.',
-  CONFLICT: 'The change conflicts with the current state, e.g. setting up an authenticator while one is on.',
-  NOT_FOUND: "No such route, session, delivery, site or channel. Another account's site or channel is not found either.",
-  METHOD_NOT_ALLOWED: 'The path exists, but not with this method; `Allow` lists the methods it has.',
-  REQUEST_TIMEOUT: 'The request took longer than `REQUEST_TIMEOUT` to arrive (or its headers longer than `HEADERS_TIMEOUT`).',
-  PAYLOAD_TOO_LARGE: 'The body is over 16 KiB (API, tRPC, pages) or 1 MiB (webhooks). Answered at once; the connection is closed.',
-  UNSUPPORTED_MEDIA_TYPE: 'The body is not `application/json` in UTF-8, or a write by the `svc_token` cookie alone is not sent as JSON.',
-  RATE_LIMITED: 'A rate limit was reached; `Retry-After` says how many seconds to wait.',
-  HEADERS_TOO_LARGE: "The request headers are over Node's limit.",
-  INTERNAL_ERROR: 'An unexpected failure. The body carries no detail; the log has it under the request id.',
-  SERVICE_UNAVAILABLE: 'The database cannot be reached (with `Retry-After`), or (webhooks) the endpoint\'s secret is not configured.',
-};
-
 export function errorCodesSection(): string {
-  const codes = Object.keys(ERROR_STATUS) as ErrorCode[];
-  const undescribed = codes.filter((name) => !ERROR_MEANINGS[name]);
-  if (undescribed.length) throw new Error(`scripts/docs/api.ts ERROR_MEANINGS: describe ${undescribed.join(', ')}`);
-  const rows = codes.map((name) => [code(name), String(ERROR_STATUS[name]), ERROR_MEANINGS[name]]);
-  return [sourceNote('`ERROR_STATUS` in server/src/errors/errors.ts'), '', table(['code', 'HTTP status', 'meaning'], rows)].join('\n');
+  const rows = ERROR_CODES.map((name) => [code(name), String(ERRORS[name].status), ERRORS[name].meaning]);
+  return [sourceNote('`ERRORS` in server/src/errors/errors.ts'), '', table(['code', 'HTTP status', 'meaning'], rows)].join('\n');
 }
 
 type RuleName = keyof typeof AUTH_RATE_RULES;
@@ -94,7 +64,7 @@ export function rateLimitsSection(): string {
     const rule = AUTH_RATE_RULES[name];
     return [code(rule.name), String(rule.limit), windowText(rule.windowSeconds), RATE_RULE_MEANINGS[name]];
   });
-  return [sourceNote('`AUTH_RATE_RULES` in server/src/modules/auth/auth.limits.ts'), '', table(['rule', 'limit', 'window', 'counts'], rows)].join('\n');
+  return [sourceNote("`AUTH_RATE_RULES` in server/src/router.ts, from each module's `<module>.limits.ts`"), '', table(['rule', 'limit', 'window', 'counts'], rows)].join('\n');
 }
 
 const sentence = (text: string) => (/[.!?]$/.test(text) ? text : `${text}.`);

@@ -1,6 +1,6 @@
 import type { OpenAPIObject, SchemaObject, TagObject } from 'openapi3-ts/oas31';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
-import { ERROR_STATUS, type ErrorCode } from '../../../server/src/errors/errors.ts';
+import { ERROR_CODES, ERRORS, type ErrorCode } from '../../../server/src/errors/errors.ts';
 import { appRouter } from '../../../server/src/router.ts';
 import type { ProcedureMeta } from '../../../server/src/trpc/procedures.ts';
 import { OPERATION_EXAMPLES } from './openapi-examples.ts';
@@ -25,7 +25,7 @@ const ERROR_SCHEMA: SchemaObject = {
   additionalProperties: false,
   properties: {
     success: { type: 'boolean', enum: [false] },
-    code: { type: 'string', enum: Object.keys(ERROR_STATUS) },
+    code: { type: 'string', enum: ERROR_CODES },
     message: { type: 'string', description: 'Human text; a 5xx message never carries internal detail.' },
     issues: {
       type: 'array',
@@ -47,12 +47,12 @@ const WWW_AUTHENTICATE = { description: 'Always `Bearer`.', schema: { type: 'str
 const INTERNAL = 'Unexpected failure on our side; the body carries no detail (it is in the log, under the request id).';
 
 function codesFor(status: number, codes: readonly ErrorCode[]): ErrorCode[] {
-  return codes.filter((code) => ERROR_STATUS[code] === status);
+  return codes.filter((code) => ERRORS[code].status === status);
 }
 
 /** An error answer: the error body, narrowed to the codes that status can carry here. */
 export function errorResponse(status: number, description: string, options: { codes?: readonly ErrorCode[]; headers?: Loose } = {}): Loose {
-  const all = Object.keys(ERROR_STATUS) as ErrorCode[];
+  const all = ERROR_CODES;
   const codes = codesFor(status, options.codes ?? all.filter((code) => !WEBHOOK_ONLY.includes(code)));
   const headers = options.headers ?? {};
   return {

@@ -1,34 +1,153 @@
-/**
- * The closed list of error codes and the HTTP status each one answers with: the only such
- * table. Within a status the first code is the generic one (`codeForStatus`).
- */
-export const ERROR_STATUS = {
-  VALIDATION_FAILED: 400,
-  INVALID_JSON: 400,
-  INVALID_TOKEN: 400,
-  INVALID_PAYLOAD: 400,
-  INVALID_CODE: 400,
-  UNAUTHORIZED: 401,
-  INVALID_CREDENTIALS: 401,
-  INVALID_SIGNATURE: 401,
-  FORBIDDEN: 403,
-  EMAIL_NOT_VERIFIED: 403,
-  MFA_REQUIRED: 403,
-  STEP_UP_REQUIRED: 403,
-  MFA_SETUP_REQUIRED: 403,
-  NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
-  REQUEST_TIMEOUT: 408,
-  CONFLICT: 409,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  RATE_LIMITED: 429,
-  HEADERS_TOO_LARGE: 431,
-  INTERNAL_ERROR: 500,
-  SERVICE_UNAVAILABLE: 503,
-} as const;
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+/** One code's row: the HTTP status, tRPC's name for it, what a caller is told by default, and what it means (docs/API.md). */
+export type ErrorRow = { status: number; trpc: TRPC_ERROR_CODE_KEY; message: string; meaning: string };
+
+/**
+ * The closed list of error codes: the one table from a code to its HTTP status, tRPC's code,
+ * the default message and the meaning the docs give. REST, tRPC, the pages, the webhooks and
+ * the docs all read it. Within a status the first code is the generic one (`codeForStatus`).
+ */
+export const ERRORS = {
+  VALIDATION_FAILED: {
+    status: 400,
+    trpc: 'BAD_REQUEST',
+    message: 'The request is not valid.',
+    meaning: 'A field is missing, malformed, out of range or not a field of the route; `issues` names each one. Also a control character in a path segment or header.',
+  },
+  INVALID_JSON: { status: 400, trpc: 'BAD_REQUEST', message: 'The request body is not valid JSON.', meaning: 'The body is not valid JSON.' },
+  INVALID_TOKEN: {
+    status: 400,
+    trpc: 'BAD_REQUEST',
+    message: 'The token is invalid, already used or expired.',
+    meaning: 'An e-mailed token (verification, password reset, e-mail change) or a sign-in\'s `mfa_token` is unknown, used or expired.',
+  },
+  INVALID_PAYLOAD: {
+    status: 400,
+    trpc: 'BAD_REQUEST',
+    message: 'The payload could not be understood.',
+    meaning: 'Webhooks only: the signature is valid, but the body is not a payload the scheme can read.',
+  },
+  INVALID_CODE: {
+    status: 400,
+    trpc: 'BAD_REQUEST',
+    message: 'The code is wrong, already used or expired.',
+    meaning: 'A step-up proof (`code` or `response`) is wrong, replayed or expired; `issues` names the field. It counts as a failed login of the account.',
+  },
+  UNAUTHORIZED: {
+    status: 401,
+    trpc: 'UNAUTHORIZED',
+    message: 'Authentication is required.',
+    meaning: 'No valid credential: no JWT, API key or cookie, or an expired or revoked one. Sent with `WWW-Authenticate: Bearer`.',
+  },
+  INVALID_CREDENTIALS: {
+    status: 401,
+    trpc: 'UNAUTHORIZED',
+    message: 'The e-mail or password is wrong.',
+    meaning: 'Login: unknown e-mail or wrong password (one answer for both), or a wrong second-step code. Elsewhere: the current password is wrong.',
+  },
+  INVALID_SIGNATURE: {
+    status: 401,
+    trpc: 'UNAUTHORIZED',
+    message: 'The signature is missing or wrong.',
+    meaning: 'Webhooks only: the signature header is missing, malformed or wrong, or its timestamp is too old.',
+  },
+  FORBIDDEN: {
+    status: 403,
+    trpc: 'FORBIDDEN',
+    message: 'This request is not allowed.',
+    meaning: 'Not allowed: a write by the `svc_token` cookie from another site, or an admin route called by an account that is not an admin.',
+  },
+  EMAIL_NOT_VERIFIED: {
+    status: 403,
+    trpc: 'FORBIDDEN',
+    message: 'The e-mail address has not been verified yet.',
+    meaning: 'Login: the password is right, but the address is not verified yet.',
+  },
+  MFA_REQUIRED: {
+    status: 403,
+    trpc: 'FORBIDDEN',
+    message: 'The password is right; now give the code from your authenticator, a recovery code or a passkey.',
+    meaning: 'Login: the password is right and the account has a second factor. The body carries `mfa_token` (single use, 5 minutes) and `methods`; finish with `POST /login/mfa`. No cookie is set.',
+  },
+  STEP_UP_REQUIRED: {
+    status: 403,
+    trpc: 'FORBIDDEN',
+    message: 'Confirm it is you with your second factor first.',
+    meaning: 'A sensitive change by a session of an account with a second factor needs `code` or `response` in its body; `methods` says which the account has.',
+  },
+  MFA_SETUP_REQUIRED: {
+    status: 403,
+    trpc: 'FORBIDDEN',
+    message: 'Your account must turn on a second factor before it can do this.',
+    meaning: 'The account has a role listed in `MFA_REQUIRED_ROLES` and no second factor yet: only `/me`, `/mfa*`, `/logout` and `/sessions*` answer until it has one.',
+  },
+  NOT_FOUND: {
+    status: 404,
+    trpc: 'NOT_FOUND',
+    message: 'Not found.',
+    meaning: "No such route, session, passkey, delivery, site or channel. Another account's site or channel is not found either.",
+  },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    trpc: 'METHOD_NOT_SUPPORTED',
+    message: 'Method not allowed.',
+    meaning: 'The path exists, but not with this method; `Allow` lists the methods it has.',
+  },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    trpc: 'TIMEOUT',
+    message: 'The request took too long to arrive.',
+    meaning: 'The request took longer than `REQUEST_TIMEOUT` to arrive (or its headers longer than `HEADERS_TIMEOUT`).',
+  },
+  CONFLICT: {
+    status: 409,
+    trpc: 'CONFLICT',
+    message: 'This conflicts with the current state.',
+    meaning: 'The change conflicts with the current state, e.g. setting up an authenticator while one is on.',
+  },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    trpc: 'PAYLOAD_TOO_LARGE',
+    message: 'The request body is too large.',
+    meaning: 'The body is over 16 KiB (API, tRPC), 8 KiB (page forms) or 1 MiB (webhooks); the message names the limit. Answered at once; the connection is closed.',
+  },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    trpc: 'UNSUPPORTED_MEDIA_TYPE',
+    message: 'The request body must be application/json.',
+    meaning: 'The body is not `application/json` in UTF-8, or a write by the `svc_token` cookie alone is not sent as JSON.',
+  },
+  RATE_LIMITED: {
+    status: 429,
+    trpc: 'TOO_MANY_REQUESTS',
+    message: 'Too many requests; try again later.',
+    meaning: 'A rate limit was reached; `Retry-After` says how many seconds to wait.',
+  },
+  HEADERS_TOO_LARGE: {
+    status: 431,
+    trpc: 'BAD_REQUEST',
+    message: 'The request headers are too large.',
+    meaning: "The request headers are over Node's limit.",
+  },
+  INTERNAL_ERROR: {
+    status: 500,
+    trpc: 'INTERNAL_SERVER_ERROR',
+    message: 'Something went wrong on our side.',
+    meaning: 'An unexpected failure. The body carries no detail; the log has it under the request id.',
+  },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    trpc: 'SERVICE_UNAVAILABLE',
+    message: 'The service is temporarily unavailable; try again later.',
+    meaning: "The database cannot be reached (with `Retry-After`), or (webhooks) the endpoint's secret is not configured.",
+  },
+} as const satisfies Record<string, ErrorRow>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** Every code, in the table's order. */
+export const ERROR_CODES = Object.keys(ERRORS) as ErrorCode[];
 
 /** A field the request got wrong (`(body)` for the request as a whole), and what is wrong with it. */
 export type ErrorIssue = { path: string; message: string };
@@ -47,35 +166,9 @@ export function describeIssues(issues: ErrorIssue[]): string {
   return `${text.startsWith('the request') ? 'T' + text.slice(1) : text}.`;
 }
 
-const DEFAULT_MESSAGES: Record<ErrorCode, string> = {
-  VALIDATION_FAILED: 'The request is not valid.',
-  INVALID_JSON: 'The request body is not valid JSON.',
-  INVALID_TOKEN: 'The token is invalid, already used or expired.',
-  INVALID_PAYLOAD: 'The payload could not be understood.',
-  INVALID_CODE: 'The code is wrong, already used or expired.',
-  UNAUTHORIZED: 'Authentication is required.',
-  INVALID_CREDENTIALS: 'The e-mail or password is wrong.',
-  INVALID_SIGNATURE: 'The signature is missing or wrong.',
-  FORBIDDEN: 'This request is not allowed.',
-  EMAIL_NOT_VERIFIED: 'The e-mail address has not been verified yet.',
-  MFA_REQUIRED: 'The password is right; now give the code from your authenticator, a recovery code or a passkey.',
-  STEP_UP_REQUIRED: 'Confirm it is you with your second factor first.',
-  MFA_SETUP_REQUIRED: 'Your account must turn on a second factor before it can do this.',
-  NOT_FOUND: 'Not found.',
-  METHOD_NOT_ALLOWED: 'Method not allowed.',
-  REQUEST_TIMEOUT: 'The request took too long to arrive.',
-  CONFLICT: 'This conflicts with the current state.',
-  PAYLOAD_TOO_LARGE: 'The request body is too large.',
-  UNSUPPORTED_MEDIA_TYPE: 'The request body must be application/json.',
-  RATE_LIMITED: 'Too many requests; try again later.',
-  HEADERS_TOO_LARGE: 'The request headers are too large.',
-  INTERNAL_ERROR: 'Something went wrong on our side.',
-  SERVICE_UNAVAILABLE: 'The service is temporarily unavailable; try again later.',
-};
-
-/** The generic code of an HTTP status (the first in ERROR_STATUS), INTERNAL_ERROR if none. */
+/** The generic code of an HTTP status (the first in the table), INTERNAL_ERROR if none. */
 export function codeForStatus(status: number): ErrorCode {
-  return (Object.keys(ERROR_STATUS) as ErrorCode[]).find((code) => ERROR_STATUS[code] === status) ?? 'INTERNAL_ERROR';
+  return ERROR_CODES.find((code) => ERRORS[code].status === status) ?? 'INTERNAL_ERROR';
 }
 
 /**
@@ -94,9 +187,9 @@ export class AppError extends Error {
     message?: string,
     readonly extra: ErrorExtra = {},
   ) {
-    super(message ?? (extra.issues?.length ? describeIssues(extra.issues) : DEFAULT_MESSAGES[code]));
+    super(message ?? (extra.issues?.length ? describeIssues(extra.issues) : ERRORS[code].message));
     this.name = 'AppError';
-    this.status = ERROR_STATUS[code];
+    this.status = ERRORS[code].status;
   }
 }
 
@@ -116,8 +209,8 @@ export type ErrorBody = { success: false; code: ErrorCode; message: string; issu
 
 /** The one error body of every REST and webhook route; 5xx never carry internal detail. */
 export function errorBody(code: ErrorCode, message?: string, issues?: ErrorIssue[], details?: ErrorDetails): ErrorBody {
-  if (ERROR_STATUS[code] >= 500) return { success: false, code, message: DEFAULT_MESSAGES[code] };
-  const body: ErrorBody = { ...details, success: false, code, message: message ?? DEFAULT_MESSAGES[code] };
+  if (ERRORS[code].status >= 500) return { success: false, code, message: ERRORS[code].message };
+  const body: ErrorBody = { ...details, success: false, code, message: message ?? ERRORS[code].message };
   if (issues?.length) body.issues = issues;
   return body;
 }

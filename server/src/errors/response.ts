@@ -1,7 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { ZodError } from 'zod';
-import { AppError, codeForStatus, describeIssues, tooLargeMessage, ERROR_STATUS, errorBody, WHOLE_REQUEST, type ErrorBody, type ErrorCode, type ErrorExtra, type ErrorIssue } from './errors.ts';
+import { AppError, codeForStatus, describeIssues, tooLargeMessage, ERRORS, errorBody, WHOLE_REQUEST, type ErrorBody, type ErrorCode, type ErrorExtra, type ErrorIssue } from './errors.ts';
 import { isDatabaseUnavailable, isRefusedValue } from '../lib/db.ts';
 import { UNKNOWN_FIELD } from '../lib/validation.ts';
 
@@ -24,28 +24,15 @@ const FAULT: ErrorLog = { level: 'error', message: 'unexpected error' };
 /** Clients are told to come back after this long while the database is away. */
 const DATABASE_RETRY_AFTER_SECONDS = 5;
 
-const answered = new WeakMap<object, ErrorResponse>();
-
 /**
  * The one way anything thrown becomes an answer: Koa's error handler, the REST adapter,
  * tRPC's error formatter and middleware, and the pages all call it. A TRPCError is looked
  * through to its cause; an AppError says its own code; a Zod error is a validation failure;
  * PostgreSQL's refusals and outages, and body parsers' http-errors, have codes of their own;
- * everything else is our fault, a 500 without detail. The same error gives the same answer
- * however often it is asked (it is remembered), so every layer agrees at no extra cost.
+ * everything else is our fault, a 500 without detail. It reads nothing but the error, so
+ * every layer that asks about the same error gets the same answer.
  */
 export function toErrorResponse(error: unknown): ErrorResponse {
-  if (typeof error === 'object' && error !== null) {
-    const known = answered.get(error);
-    if (known) return known;
-    const response = respond(error);
-    answered.set(error, response);
-    return response;
-  }
-  return respond(error);
-}
-
-function respond(error: unknown): ErrorResponse {
   if (error instanceof TRPCError) return fromTrpcError(error);
   if (error instanceof AppError) {
     return build(error.code, error.message, error.extra, error.code === 'INTERNAL_ERROR' ? FAULT : undefined);
@@ -101,5 +88,5 @@ function build(code: ErrorCode, message?: string, extra: ErrorExtra = {}, log?: 
   const headers: Record<string, string> = {};
   if (extra.retryAfterSeconds) headers['retry-after'] = String(extra.retryAfterSeconds);
   if (code === 'UNAUTHORIZED') headers['www-authenticate'] = 'Bearer';
-  return { status: ERROR_STATUS[code], code, headers, body, log };
+  return { status: ERRORS[code].status, code, headers, body, log };
 }

@@ -1,10 +1,9 @@
 import { getTRPCErrorFromUnknown, initTRPC, TRPCError } from '@trpc/server';
-import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
 import type { Context } from './context.ts';
 import { toErrorResponse } from '../errors/response.ts';
-import { AppError } from '../errors/errors.ts';
+import { AppError, ERRORS } from '../errors/errors.ts';
 import { controlCharacterPaths } from '../lib/text.ts';
 import { ruleWords } from '../lib/validation.ts';
 import { authenticate } from '../modules/auth/auth.credentials.ts';
@@ -14,21 +13,6 @@ import { attachAccount, contextUnchanged } from './internals.ts';
 
 // Every procedure input is parsed by a procedure made here: its rules speak to people.
 z.config({ customError: ruleWords });
-
-/** tRPC's name for each status we answer with: the status tRPC sends is derived from it. */
-const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
-  400: 'BAD_REQUEST',
-  401: 'UNAUTHORIZED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  405: 'METHOD_NOT_SUPPORTED',
-  408: 'TIMEOUT',
-  409: 'CONFLICT',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  429: 'TOO_MANY_REQUESTS',
-  503: 'SERVICE_UNAVAILABLE',
-};
 
 /**
  * trpc-to-openapi's meta, plus the success status of a REST route that answers other than
@@ -41,27 +25,29 @@ const t = initTRPC
   .meta<ProcedureMeta>()
   .create({
     // tRPC's own envelope stays (the typed client reads it); the error code, message and
-    // issues go into it, from the same answer REST gives.
+    // issues go into it, from the same answer REST gives. tRPC sends the `httpStatus` of
+    // the data as the answer's status: the one table's.
     errorFormatter({ shape, error }) {
-      const { code, body } = toErrorResponse(error);
+      const { status, code, body } = toErrorResponse(error);
       // What the REST body carries beside code and message (`mfa_token`, `methods`) goes into data too.
       const { success: _success, code: _code, message, issues, ...details } = body;
       return {
         ...shape,
         message,
-        data: { ...details, code: shape.data.code, httpStatus: shape.data.httpStatus, path: shape.data.path, appCode: code, issues },
+        data: { ...details, code: shape.data.code, httpStatus: status, path: shape.data.path, appCode: code, issues },
       };
     },
   });
 
 /**
- * A procedure's failure, logged as what it is, and named with the tRPC code of the status
- * it answers with (the cause stays, for the formatter). The same error when nothing changes.
+ * A procedure's failure, logged as what it is, and named with its code's tRPC code (the
+ * envelope's JSON-RPC code comes from it; the cause stays, for the formatter). The same
+ * error when nothing changes.
  */
 function settle(error: TRPCError, ctx: Context, path: string): TRPCError {
-  const { status, body, log } = toErrorResponse(error);
+  const { code: appCode, body, log } = toErrorResponse(error);
   if (log) ctx.deps.logger[log.level]({ err: error.cause ?? error, path, requestId: ctx.request.requestId }, log.message);
-  const code = TRPC_CODE_BY_STATUS[status] ?? 'INTERNAL_SERVER_ERROR';
+  const code = ERRORS[appCode].trpc;
   return code === error.code ? error : new TRPCError({ code, message: body.message, cause: error.cause ?? error });
 }
 
