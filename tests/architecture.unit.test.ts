@@ -76,6 +76,43 @@ test('modules never import webhooks/ or the gateway; services never import tRPC 
   assert.equal(transport.map(([file]) => file), []);
 });
 
+const MODULES = 'server/src/modules/';
+/** The module a file belongs to (its folder under server/src/modules), if any. */
+const moduleOf = (file: string) => (file.startsWith(MODULES) ? /^([^/]+)\//.exec(file.slice(MODULES.length))?.[1] : undefined);
+const isFace = (file: string) => file === `${MODULES}${moduleOf(file)}/index.ts`;
+
+/**
+ * The two composition roots reach behind a face, each for what a face cannot carry. router.ts
+ * mounts each module's procedures (`<module>.router.ts`): every router builds on
+ * trpc/procedures.ts, which imports the sessions and mfa faces, so a face that re-exported
+ * its procedures would close a cycle. deps.ts builds the sessions' cache and touch writer:
+ * the sessions face names Deps.
+ */
+const BEHIND_FACES: Record<string, RegExp> = {
+  'server/src/router.ts': /^server\/src\/modules\/([^/]+)\/\1\.router\.ts$/,
+  'server/src/deps.ts': /^server\/src\/modules\/sessions\/sessions\.(?:cache|touches)\.ts$/,
+};
+
+test('every module has a face: an index.ts', () => {
+  const modules = readdirSync(join(root, MODULES)).filter((name) => statSync(join(root, MODULES, name)).isDirectory());
+  assert.equal(modules.filter((name) => !graph.has(`${MODULES}${name}/index.ts`)), []);
+});
+
+test('a module imports another module only through its face, type-only imports included', () => {
+  const wrong = importsOf(MODULES).flatMap(([file, targets]) =>
+    targets.filter((target) => moduleOf(target) && moduleOf(target) !== moduleOf(file) && !isFace(target)).map((target) => `${file} -> ${target}`),
+  );
+  assert.equal(wrong, []);
+});
+
+test('outside the modules, the server and the gateway import a module through its face only', () => {
+  const outside = [...importsOf('server/src/'), ...importsOf('gateway/src/')].filter(([file]) => !moduleOf(file));
+  const wrong = outside.flatMap(([file, targets]) =>
+    targets.filter((target) => moduleOf(target) && !isFace(target) && !BEHIND_FACES[file]?.test(target)).map((target) => `${file} -> ${target}`),
+  );
+  assert.equal(wrong, []);
+});
+
 test('admin/ and cli/ sit on top: no module, webhook or lib file imports them', () => {
   const below = ['server/src/modules/', 'server/src/webhooks/', 'server/src/lib/'].flatMap((dir) => importsOf(dir));
   const wrong = below.flatMap(([file, targets]) =>

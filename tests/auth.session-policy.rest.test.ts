@@ -2,7 +2,7 @@ import { decodeJwt, SignJWT } from 'jose';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { jwtKeyId } from '../server/src/lib/jwt.ts';
-import { sessionCacheKey } from '../server/src/modules/auth/auth.cache.ts';
+import { sessionCacheKey } from '../server/src/modules/sessions/sessions.cache.ts';
 import { AUTH, assertError, bearer, login, me, registerAndVerify } from './helpers/auth.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';

@@ -22,7 +22,7 @@ import { createLogger } from '../server/src/lib/logger.ts';
 import { outcomeStatements } from '../server/src/lib/pg-boss.internals.ts';
 import { startQueue } from '../server/src/lib/queue.ts';
 import { connectionOf, poolOf } from '../server/src/lib/sequelize.internals.ts';
-import type { AuthContext } from '../server/src/modules/auth/auth.types.ts';
+import type { AuthContext } from '../server/src/modules/sessions/index.ts';
 import { appRouter } from '../server/src/router.ts';
 import { attachAccount, contextUnchanged } from '../server/src/trpc/internals.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';

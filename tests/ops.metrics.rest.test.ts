@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { QUEUES } from '../server/src/jobs.ts';
-import { AUTH_RATE_RULES } from '../server/src/modules/auth/auth.limits.ts';
+import { AUTH_RATE_RULES } from '../server/src/router.ts';
 import { AUTH, PASSWORD, assertError, bearer, login, loginFrom, me, registerAndVerify, registerForToken, requestFrom } from './helpers/auth.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';

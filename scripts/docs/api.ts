@@ -2,8 +2,7 @@ import type { OpenAPIObject } from 'openapi3-ts/oas31';
 import { z } from 'zod';
 import { createOpenApiDocument } from '../../gateway/src/routes/openapi-document.ts';
 import { ERROR_CODES, ERRORS } from '../../server/src/errors/errors.ts';
-import { AUTH_RATE_RULES } from '../../server/src/modules/auth/auth.limits.ts';
-import { appRouter } from '../../server/src/router.ts';
+import { appRouter, AUTH_RATE_RULES } from '../../server/src/router.ts';
 import type { ProcedureMeta } from '../../server/src/trpc/procedures.ts';
 import { code, headingAnchor, inputTable, outputTable, shapeText, sourceNote, table, type JsonSchema } from './markdown.ts';
 

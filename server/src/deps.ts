@@ -15,8 +15,8 @@ import { migrate } from './migrations/index.ts';
 import { checkDataKeys } from './secrets/data-key-check.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { createGroupedTtlCache, type GroupedTtlCache } from './lib/ttl-cache.ts';
-import { AUTH_CACHE_APPLICATION_NAME, AUTH_CHANNEL, accountIdOfNotice, createAuthCache, type AuthCache } from './modules/auth/auth.cache.ts';
-import { createSessionTouches, type SessionTouches } from './modules/auth/auth.session-touches.ts';
+import { AUTH_CACHE_APPLICATION_NAME, AUTH_CHANNEL, accountIdOfNotice, createAuthCache, type AuthCache } from './modules/sessions/sessions.cache.ts';
+import { createSessionTouches, type SessionTouches } from './modules/sessions/sessions.touches.ts';
 
 export type Deps = {
   config: Config;
@@ -30,14 +30,14 @@ export type Deps = {
   secretBox: SecretBox;
   /** Keys of the HMAC that API keys are looked up by, one per DATA_KEY: the first writes. */
   apiKeyHashKeys: Buffer[];
-  /** Keys of device cookies (auth.devices.ts), one per DATA_KEY: the first signs. */
+  /** Keys of device cookies (sessions.devices.ts), one per DATA_KEY: the first signs. */
   deviceKeys: Buffer[];
   /** Signs the CSRF tokens of the pages' forms (gateway/src/pages); short-lived, so the first DATA_KEY's only. */
   formKey: Buffer;
   queue: PgBoss;
-  /** Accounts and sessions recently authenticated; kept honest by NOTIFY (auth.cache.ts). */
+  /** Accounts and sessions recently authenticated; kept honest by NOTIFY (sessions.cache.ts). */
   authCache: AuthCache;
-  /** Session use, noted on requests and written off their path (auth.session-touches.ts). */
+  /** Session use, noted on requests and written off their path (sessions.touches.ts). */
   sessionTouches: SessionTouches;
   /**
    * Decrypted site and channel webhook secrets, by account, so a burst of deliveries costs one

@@ -3,7 +3,7 @@ import type { Context } from '../trpc/context.ts';
 import { successOutput } from '../lib/validation.ts';
 import { restRoute } from '../trpc/rest-meta.ts';
 import { adminProcedure, router } from '../trpc/procedures.ts';
-import type { AuthContext } from '../modules/auth/auth.types.ts';
+import type { AuthContext } from '../modules/sessions/index.ts';
 import {
   accountIdInput,
   accountOutput,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { strictInput } from '../lib/validation.ts';
-import { emailSchema, userSchema } from '../modules/auth/auth.schemas.ts';
+import { emailSchema, strictInput } from '../lib/validation.ts';
+import { userSchema } from '../modules/accounts/index.ts';
 import { INBOX_STATES } from '../webhooks/inbox/repo.ts';
 import { PROVIDER_NAMES } from '../webhooks/provider.ts';
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseBareEmail } from './text.ts';
 
 /**
  * Every procedure's input is a strict object: a field it does not know is refused, never
@@ -10,6 +11,28 @@ export const strictInput = z.strictObject;
 export const noInput = z.strictObject({}).optional();
 
 export const successOutput = z.object({ success: z.literal(true) });
+
+export const messageOutput = z.object({ success: z.literal(true), message: z.string() });
+
+// A bare address only: a display name or a second address in <> would reach the mailer.
+export const emailSchema = z
+  .string()
+  .trim()
+  .max(254, 'must be at most 254 characters')
+  .transform((text, ctx) => {
+    const email = parseBareEmail(text);
+    if (email === undefined) ctx.addIssue({ code: 'custom', message: 'must be a bare e-mail address (local@domain)' });
+    return email ?? z.NEVER;
+  });
+
+// Never trimmed or truncated: the password is exactly what was typed.
+export const passwordSchema = z.string().min(8, 'must be at least 8 characters').max(128, 'must be at most 128 characters');
+
+/** A password being checked, not set: any length a stored one could have had. */
+export const currentPasswordSchema = z.string().min(1).max(128);
+
+/** A token from a mailed link. */
+export const tokenSchema = z.string().min(1).max(200, 'must be at most 200 characters');
 
 const TYPE_WORDS: Record<string, string> = {
   string: 'must be text',

@@ -2,7 +2,7 @@ import type { Migration } from './context.ts';
 
 /**
  * Every instance keeps recently authenticated accounts and sessions in memory
- * (modules/auth/auth.cache.ts). These triggers tell it, on commit, which account to forget,
+ * (modules/sessions/sessions.cache.ts). These triggers tell it, on commit, which account to forget,
  * whoever made the change: the service, the worker, or SQL by hand. Inserts need no
  * notice because only rows that exist are cached. PostgreSQL folds identical payloads of one
  * transaction into one notification, so row-level triggers cost one message per account.

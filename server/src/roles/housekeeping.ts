@@ -1,7 +1,7 @@
 import type { Deps } from '../deps.ts';
 import { inBatches } from '../lib/batches.ts';
-import { purgeAuditEvents } from '../modules/auth/auth.audit.ts';
-import { dropExpiredPreviousKeys } from '../modules/auth/auth.keys.ts';
+import { purgeAuditEvents } from '../modules/activity/index.ts';
+import { dropExpiredPreviousKeys } from '../modules/keys/index.ts';
 import { purgeExpiredMfaState } from '../modules/mfa/index.ts';
 import { deleteDeliveries } from '../webhooks/inbox/repo.ts';
 

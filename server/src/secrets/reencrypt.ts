@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.ts';
 import { keyIdOf } from '../lib/crypto.ts';
-import { apiKeyHash } from '../modules/auth/auth.credentials.ts';
+import { apiKeyHash } from '../modules/keys/index.ts';
 import { writeCheckValue } from './data-key-check.ts';
 import { placeOf, SEALED_COLUMNS, type SealedColumn } from './sealed-columns.ts';
 

@@ -1,5 +1,5 @@
 import type { Context } from './context.ts';
-import type { AuthContext } from '../modules/auth/auth.types.ts';
+import type { AuthContext } from '../modules/sessions/index.ts';
 
 /*
  * Fenced: these two lean on how tRPC 11 runs middlewares (tests/internals.unit.test.ts fails

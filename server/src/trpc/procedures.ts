@@ -6,9 +6,8 @@ import { toErrorResponse } from '../errors/response.ts';
 import { AppError, ERRORS } from '../errors/errors.ts';
 import { controlCharacterPaths } from '../lib/text.ts';
 import { ruleWords } from '../lib/validation.ts';
-import { authenticate } from '../modules/auth/auth.credentials.ts';
 import { hasSecondFactor } from '../modules/mfa/index.ts';
-import type { AuthContext } from '../modules/auth/auth.types.ts';
+import { authenticate, type AuthContext } from '../modules/sessions/index.ts';
 import { attachAccount, contextUnchanged } from './internals.ts';
 
 // Every procedure input is parsed by a procedure made here: its rules speak to people.

@@ -62,3 +62,13 @@ export function restRoute(method: 'GET' | 'POST' | 'DELETE', path: `/${string}`,
 }
 
 export const setCookieHeader = (description: string) => z.object({ 'Set-Cookie': z.string().describe(description) });
+
+/** The REST route of an auth.* procedure, under /api/v1/auth (`path` without the /auth/). */
+export const authRoute = (method: 'GET' | 'POST' | 'DELETE', path: string, summary: string, route: RestRoute) => restRoute(method, `/auth/${path}`, summary, route);
+
+/** What the auth.* routes say of the failures they share (docs/API.md, REST reference). */
+export const AUTH_ROUTE_ERRORS = {
+  noCredentials: 'No valid JWT, API key or cookie',
+  wrongPassword: 'INVALID_CREDENTIALS: the password is wrong (it counts as a failed login)',
+  invalidBody: 'A field is missing or invalid (see issues), or the body is not JSON',
+} as const;

@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.ts';
 import type { Tx } from '../../lib/db.ts';
-import { enqueueOperatorMessages } from '../notifications/notifications.bot.ts';
+import { enqueueOperatorMessages } from '../notifications/index.ts';
 
 export type VisitorMessage = {
   conversationId: string;

@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
 import { randomToken, type SealedPlace } from '../../lib/crypto.ts';
 import { isUuid } from '../../lib/text.ts';
-import { recordEvent } from '../auth/auth.audit.ts';
+import { recordEvent } from '../activity/index.ts';
 import { LIST_LIMIT } from '../lists.ts';
 import type { CreateChannelInput, Platform, UpdateChannelInput } from './channels.schemas.ts';
 

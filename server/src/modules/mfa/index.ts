@@ -1,5 +1,6 @@
-// The second factor's face: what the auth module, the admin surface and the transports use.
-// Its procedures (mfa.router.ts) are merged into auth.* by auth.router.ts.
+// The second factor's face: what accounts/, sessions/, passwords/ and keys/, the admin surface
+// and the transports use. Its procedures (mfa.router.ts) are merged into auth.* by
+// server/src/router.ts.
 import { inBatches } from '../../lib/batches.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Queryable } from '../../lib/db.ts';
@@ -10,6 +11,7 @@ export { methodsOf, proveWithPasskey, type Method, type Proof } from './mfa.proo
 export { factorNotice } from './mfa.mails.ts';
 export { removeAllFactors } from './mfa.service.ts';
 export { finishSecondStep, requireStepUp, secondStepAccount, startSecondStep } from './mfa.step-up.ts';
+export { loginMfaInput, loginPasskeyInput, optionsOutput, passkeyLoginOptionsInput, stepUpProof } from './mfa.schemas.ts';
 
 const PURGE_BATCH = 1000;
 

@@ -1,5 +1,5 @@
 import type { Mail } from '../../lib/mailer.ts';
-import { composeMail } from '../auth/auth.mails.ts';
+import { composeMail } from '../../lib/mail-template.ts';
 
 const NOT_YOU = 'If it was not you, change your password now and sign out everywhere else from your account page: someone may have your password.';
 

@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
 import { deriveKey, sha256 } from '../../lib/crypto.ts';
 import type { Queryable } from '../../lib/db.ts';
-import { recordEvent } from '../auth/auth.audit.ts';
+import { recordEvent } from '../activity/index.ts';
 import { factorNotice } from './mfa.mails.ts';
 import { challengeOf, relyingPartyOf, verifyAssertion } from './mfa.passkeys.ts';
 import { normaliseRecoveryCode, recoveryCodeHashes } from './mfa.recovery.ts';

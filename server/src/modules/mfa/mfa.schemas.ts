@@ -3,7 +3,8 @@ import type { WebAuthnOptionsJson } from './mfa.passkeys.ts';
 import { z } from 'zod';
 import { strictInput } from '../../lib/validation.ts';
 
-// Imports nothing of the other modules: auth's schemas take the step-up proof from here.
+// Imports nothing of the other modules: they take from here, through the face, the step-up
+// proof that sensitive changes may carry and the second step of a sign-in (sessions/).
 
 const base64url = (max: number) => z.string().max(max).regex(/^[A-Za-z0-9_-]*$/, 'must be base64url');
 

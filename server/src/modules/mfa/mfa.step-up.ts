@@ -1,10 +1,10 @@
 import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
+import { refuseIfLimited } from '../../errors/rate-limited.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
-import { recordEvent } from '../auth/auth.audit.ts';
-import { AUTH_RATE_RULES, refuseIfLimited } from '../auth/auth.limits.ts';
-import type { AuthContext } from '../auth/auth.types.ts';
+import { recordEvent } from '../activity/index.ts';
+import { SESSION_RATE_RULES, type AuthContext } from '../sessions/index.ts';
 import { invalidProof, methodsOf, verifyProof, type Method, type Proof, type ProofAccount } from './mfa.proofs.ts';
 import * as repo from './mfa.repo.ts';
 
@@ -21,7 +21,7 @@ export const MFA_TOKEN_MAX_FAILURES = 5;
  * a right one is taken back off the count.
  */
 export async function checkProof(deps: Deps, account: ProofAccount, proof: Proof, request: RequestInfo): Promise<Method> {
-  const attempt = { rule: AUTH_RATE_RULES.failedLoginsPerAccount, key: account.email };
+  const attempt = { rule: SESSION_RATE_RULES.failedLoginsPerAccount, key: account.email };
   refuseIfLimited(await deps.rateLimiter.hit([attempt]));
   const method = await verifyProof(deps, account, proof, request);
   if (!method) {

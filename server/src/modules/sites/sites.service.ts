@@ -2,7 +2,7 @@ import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
 import { randomToken, type SealedPlace } from '../../lib/crypto.ts';
-import { recordEvent } from '../auth/auth.audit.ts';
+import { recordEvent } from '../activity/index.ts';
 import { LIST_LIMIT } from '../lists.ts';
 import type { CreateSiteInput, PaymentStatus, UpdateSiteInput } from './sites.schemas.ts';
 

@@ -1,5 +1,5 @@
 import { AppError } from '../../errors/errors.ts';
-import { applySubscriptionChange, type SubscriptionChange } from '../../modules/billing/billing.service.ts';
+import { applySubscriptionChange, type SubscriptionChange } from '../../modules/billing/index.ts';
 import { defineProvider, ignored, outcomeOf } from '../provider.ts';
 import { parsePaddleEvent, verifyPaddle } from '../schemes/paddle.ts';
 import { isRecord } from '../shared/payload.ts';

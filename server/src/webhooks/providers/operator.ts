@@ -1,8 +1,7 @@
 import { AppError } from '../../errors/errors.ts';
 import type { Deps } from '../../deps.ts';
 import type { Tx } from '../../lib/db.ts';
-import { enqueueOperatorMessages } from '../../modules/notifications/notifications.bot.ts';
-import { linkChatWithCode, unlinkChat } from '../../modules/notifications/notifications.service.ts';
+import { enqueueOperatorMessages, linkChatWithCode, unlinkChat } from '../../modules/notifications/index.ts';
 import { PROCESSED, defineProvider, ignored, type Outcome } from '../provider.ts';
 import { parseTelegramUpdate, verifyTelegram } from '../schemes/telegram.ts';
 

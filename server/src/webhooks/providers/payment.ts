@@ -1,6 +1,4 @@
-import { siteWebhookSecret } from '../../modules/sites/sites.service.ts';
-import { applyPaymentChange, type PaymentChange } from '../../modules/sites/sites.payments.ts';
-import type { PaymentStatus } from '../../modules/sites/sites.schemas.ts';
+import { applyPaymentChange, siteWebhookSecret, type PaymentChange, type PaymentStatus } from '../../modules/sites/index.ts';
 import { defineProvider, ignored, outcomeOf } from '../provider.ts';
 import { parseStripeEvent, verifyStripe, type StripeEvent } from '../schemes/stripe.ts';
 import { isRecord } from '../shared/payload.ts';

@@ -1,9 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import type { Tx } from '../../lib/db.ts';
 import { isUuid } from '../../lib/text.ts';
-import { storeVisitorMessage, type VisitorMessage } from '../../modules/channels/channels.messages.ts';
-import type { Platform } from '../../modules/channels/channels.schemas.ts';
-import { channelWebhookSecret } from '../../modules/channels/channels.service.ts';
+import { channelWebhookSecret, storeVisitorMessage, type Platform, type VisitorMessage } from '../../modules/channels/index.ts';
 import { outcomeOf, type InboxEntry, type Outcome } from '../provider.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../../lib/clock.ts';
 import { createGroupedTtlCache } from '../../lib/ttl-cache.ts';
-import type { CachedAuth } from './auth.types.ts';
+import type { CachedAuth } from './sessions.types.ts';
 
 /** The channel migration 0003 notifies with the id of every account whose auth rows changed. */
 export const AUTH_CHANNEL = 'gatehouse_auth';

@@ -1,14 +1,16 @@
 import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
+import { refuseIfLimited } from '../../errors/rate-limited.ts';
 import { rateLimitSubject } from '../../lib/rate-limiter.ts';
-import { recordEvent } from './auth.audit.ts';
-import { AUTH_RATE_RULES, refuseIfLimited } from './auth.limits.ts';
-import { emailChangedNotice, emailChangeMail, emailChangeRequestedNotice, emailTakenNotice } from './auth.mails.ts';
-import { confirmPassword } from './auth.password-check.ts';
-import { issueToken, pendingEmailChange, TAKEOVER_LINKS, useToken, voidTokens } from './auth.tokens.ts';
-import type { AuthContext } from './auth.types.ts';
+import { recordEvent } from '../activity/index.ts';
 import { requireStepUp, type Proof } from '../mfa/index.ts';
+import { confirmPassword } from '../passwords/index.ts';
+import type { AuthContext } from '../sessions/index.ts';
+import { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
+import { emailChangedNotice, emailChangeMail, emailChangeRequestedNotice, emailTakenNotice } from './accounts.mails.ts';
+import { accountByEmail } from './accounts.profile.ts';
+import { issueToken, pendingEmailChange, TAKEOVER_LINKS, useToken, voidTokens } from './accounts.tokens.ts';
 
 const REQUESTED_MESSAGE = 'Check the new address: we sent it a link to confirm the change. Until then your address stays as it is.';
 
@@ -22,11 +24,11 @@ const REQUESTED_MESSAGE = 'Check the new address: we sent it a link to confirm t
 export async function changeEmail(deps: Deps, auth: AuthContext, input: { new_email: string; password: string } & Proof, request: RequestInfo) {
   await confirmPassword(deps, auth, input.password, request);
   await requireStepUp(deps, auth, input, request);
-  refuseIfLimited(await deps.rateLimiter.hit([{ rule: AUTH_RATE_RULES.emailChangesPerAccount, key: String(auth.account.id) }]));
+  refuseIfLimited(await deps.rateLimiter.hit([{ rule: ACCOUNT_RATE_RULES.emailChangesPerAccount, key: String(auth.account.id) }]));
   const { account } = auth;
   const accountUrl = `${deps.config.publicUrl}/account`;
   const mails = await deps.db.transaction(async (tx) => {
-    const [holder] = await tx.query<{ id: number; name: string }>('SELECT id, name FROM accounts WHERE email = $1', [input.new_email]);
+    const holder = await accountByEmail(tx, input.new_email);
     await recordEvent(tx, deps.clock, 'email.change_requested', { accountId: account.id }, request);
     if (holder?.id === account.id) {
       // Earlier links die whichever way this goes: if they lived on only when the new address
@@ -50,7 +52,7 @@ export async function changeEmail(deps: Deps, auth: AuthContext, input: { new_em
  * last chance to know.
  */
 export async function confirmEmailChange(deps: Deps, token: string, request: RequestInfo) {
-  refuseIfLimited(await deps.rateLimiter.hit([{ rule: AUTH_RATE_RULES.tokenUsesPerIp, key: rateLimitSubject(request.ip) }]));
+  refuseIfLimited(await deps.rateLimiter.hit([{ rule: ACCOUNT_RATE_RULES.tokenUsesPerIp, key: rateLimitSubject(request.ip) }]));
   const changed = await deps.db.transaction(async (tx) => {
     const used = await useToken(tx, deps.clock, 'email_change', token);
     if (!used?.new_email) return undefined;

@@ -1,10 +1,10 @@
 import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
-import { recordEvent } from './auth.audit.ts';
-import { accountDeletedNotice } from './auth.mails.ts';
-import { confirmPassword } from './auth.password-check.ts';
-import type { AuthContext } from './auth.types.ts';
+import { recordEvent } from '../activity/index.ts';
 import { requireStepUp, type Proof } from '../mfa/index.ts';
+import { confirmPassword } from '../passwords/index.ts';
+import type { AuthContext } from '../sessions/index.ts';
+import { accountDeletedNotice } from './accounts.mails.ts';
 
 /**
  * Needs the password. One transaction removes the account and, by the schema's cascades, its

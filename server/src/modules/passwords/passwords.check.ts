@@ -1,9 +1,11 @@
 import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
-import { recordEvent } from './auth.audit.ts';
-import { AUTH_RATE_RULES, refuseIfLimited } from './auth.limits.ts';
-import type { AuthContext } from './auth.types.ts';
+import { refuseIfLimited } from '../../errors/rate-limited.ts';
+import { passwordHashOf } from '../accounts/index.ts';
+import { recordEvent } from '../activity/index.ts';
+import { SESSION_RATE_RULES, type AuthContext } from '../sessions/index.ts';
+import { PASSWORD_RATE_RULES } from './passwords.limits.ts';
 
 /**
  * A signed-in caller proves it knows the password before a sensitive change (password,
@@ -13,11 +15,11 @@ import type { AuthContext } from './auth.types.ts';
  * is not held up by strangers failing to log in: its count is its own.
  */
 export async function confirmPassword(deps: Deps, auth: AuthContext, password: string, request: RequestInfo): Promise<void> {
-  const caller = { rule: AUTH_RATE_RULES.passwordChecksPerCaller, key: auth.sessionId ?? `api-key:${auth.account.id}` };
+  const caller = { rule: PASSWORD_RATE_RULES.passwordChecksPerCaller, key: auth.sessionId ?? `api-key:${auth.account.id}` };
   refuseIfLimited(await deps.rateLimiter.hit([caller]));
-  const [row] = await deps.db.query<{ password_hash: string }>('SELECT password_hash FROM accounts WHERE id = $1', [auth.account.id]);
-  if (!row || !(await deps.passwords.verify(row.password_hash, password))) {
-    await deps.rateLimiter.hit([{ rule: AUTH_RATE_RULES.failedLoginsPerAccount, key: auth.account.email }]);
+  const passwordHash = await passwordHashOf(deps.db, auth.account.id);
+  if (passwordHash === undefined || !(await deps.passwords.verify(passwordHash, password))) {
+    await deps.rateLimiter.hit([{ rule: SESSION_RATE_RULES.failedLoginsPerAccount, key: auth.account.email }]);
     await recordEvent(deps.db, deps.clock, 'login.failed', { accountId: auth.account.id }, request);
     throw new AppError('INVALID_CREDENTIALS', 'The password is wrong.');
   }

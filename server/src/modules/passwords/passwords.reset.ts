@@ -1,17 +1,15 @@
 import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
+import { refuseIfLimited } from '../../errors/rate-limited.ts';
 import { QUEUES, type PasswordResetJob } from '../../jobs.ts';
 import { rateLimitSubject } from '../../lib/rate-limiter.ts';
-import { recordEvent } from './auth.audit.ts';
-import { AUTH_RATE_RULES, refuseIfLimited } from './auth.limits.ts';
-import { passwordChangedNotice, passwordResetNotice, resetMail } from './auth.mails.ts';
-import { confirmPassword } from './auth.password-check.ts';
-import { checkNewPassword } from './auth.password-policy.ts';
-import { revokeSessions } from './auth.sessions.ts';
-import { issueToken, liveTokenOwner, TAKEOVER_LINKS, useToken, voidTokens } from './auth.tokens.ts';
-import type { AuthContext } from './auth.types.ts';
-import { requireStepUp, type Proof } from '../mfa/index.ts';
+import { accountByEmail, ACCOUNT_RATE_RULES, issueToken, liveTokenOwner, setPasswordHashByMail, TAKEOVER_LINKS, useToken, voidTokens } from '../accounts/index.ts';
+import { recordEvent } from '../activity/index.ts';
+import { revokeSessions, SESSION_RATE_RULES } from '../sessions/index.ts';
+import { PASSWORD_RATE_RULES } from './passwords.limits.ts';
+import { passwordResetNotice, resetMail } from './passwords.mails.ts';
+import { checkNewPassword } from './passwords.policy.ts';
 
 const FORGOT_MESSAGE = 'If an account uses this address, a link to choose a new password is on its way.';
 
@@ -23,8 +21,8 @@ const FORGOT_MESSAGE = 'If an account uses this address, a link to choose a new 
 export async function forgotPassword(deps: Deps, email: string, request: RequestInfo) {
   refuseIfLimited(
     await deps.rateLimiter.hit([
-      { rule: AUTH_RATE_RULES.forgotPerIp, key: rateLimitSubject(request.ip) },
-      { rule: AUTH_RATE_RULES.forgotPerAddress, key: email },
+      { rule: PASSWORD_RATE_RULES.forgotPerIp, key: rateLimitSubject(request.ip) },
+      { rule: PASSWORD_RATE_RULES.forgotPerAddress, key: email },
     ]),
   );
   const job: PasswordResetJob = { email };
@@ -35,7 +33,7 @@ export async function forgotPassword(deps: Deps, email: string, request: Request
 /** The worker's half of a reset request: a link for the account of `email`, if there is one; older links die. */
 export async function sendResetLink(deps: Deps, email: string): Promise<void> {
   const issued = await deps.db.transaction(async (tx) => {
-    const [account] = await tx.query<{ id: number; name: string }>('SELECT id, name FROM accounts WHERE email = $1', [email]);
+    const account = await accountByEmail(tx, email);
     return account && { name: account.name, token: await issueToken(tx, deps.clock, account.id, 'reset') };
   });
   if (issued) await deps.mailer.send(resetMail(email, issued.name, `${deps.config.publicUrl}/reset-password?token=${encodeURIComponent(issued.token)}`));
@@ -50,7 +48,7 @@ type ResetAccount = { email: string; name: string };
  * The API key is kept, so integrations go on; the notice offers to rotate it.
  */
 export async function resetPassword(deps: Deps, token: string, password: string, request: RequestInfo) {
-  refuseIfLimited(await deps.rateLimiter.hit([{ rule: AUTH_RATE_RULES.tokenUsesPerIp, key: rateLimitSubject(request.ip) }]));
+  refuseIfLimited(await deps.rateLimiter.hit([{ rule: ACCOUNT_RATE_RULES.tokenUsesPerIp, key: rateLimitSubject(request.ip) }]));
   // Checked first so a dead link costs no argon2 hash and a refused password leaves the link
   // usable for another try; used only below, in the transaction.
   const owner = await liveTokenOwner(deps.db, deps.clock, 'reset', token);
@@ -60,40 +58,15 @@ export async function resetPassword(deps: Deps, token: string, password: string,
   const account = await deps.db.transaction(async (tx): Promise<ResetAccount & { id: number } | undefined> => {
     const used = await useToken(tx, deps.clock, 'reset', token);
     if (!used) return undefined;
-    const [row] = await tx.query<ResetAccount>(
-      'UPDATE accounts SET password_hash = $2, email_verified = true, updated_at = $3 WHERE id = $1 RETURNING email, name',
-      [used.account_id, passwordHash, deps.clock.now()],
-    );
+    const row = await setPasswordHashByMail(tx, used.account_id, passwordHash, deps.clock.now());
     await revokeSessions(tx, deps.clock, used.account_id);
     await voidTokens(tx, deps.clock, used.account_id, [...TAKEOVER_LINKS, 'verify']);
     await recordEvent(tx, deps.clock, 'password.reset', { accountId: used.account_id }, request);
     return { id: used.account_id, ...row };
   });
   if (!account) throw new AppError('INVALID_TOKEN');
-  await deps.rateLimiter.clear({ rule: AUTH_RATE_RULES.failedLoginsPerAccount, key: account.email });
+  await deps.rateLimiter.clear({ rule: SESSION_RATE_RULES.failedLoginsPerAccount, key: account.email });
   deps.authCache.evictAccount(account.id);
   deps.mailer.sendInBackground(passwordResetNotice(account.email, account.name, `${deps.config.publicUrl}/account`));
   return { success: true as const, message: 'Your password is changed, and every session was signed out. You can log in now.' };
-}
-
-/**
- * Needs the current password. Every other session ends at once on every instance; the
- * calling JWT's own stays (called with the API key there is none to keep). Pending e-mail
- * change and reset links die too: the owner changing a password is often taking the account
- * back from someone who asked for one of them.
- */
-export async function changePassword(deps: Deps, auth: AuthContext, input: { current_password: string; new_password: string } & Proof, request: RequestInfo) {
-  await confirmPassword(deps, auth, input.current_password, request);
-  await checkNewPassword(deps, input.new_password, { email: auth.account.email, name: auth.account.name, field: 'new_password' });
-  await requireStepUp(deps, auth, input, request);
-  const passwordHash = await deps.passwords.hash(input.new_password);
-  await deps.db.transaction(async (tx) => {
-    await tx.query('UPDATE accounts SET password_hash = $2, updated_at = $3 WHERE id = $1', [auth.account.id, passwordHash, deps.clock.now()]);
-    await revokeSessions(tx, deps.clock, auth.account.id, auth.sessionId);
-    await voidTokens(tx, deps.clock, auth.account.id, TAKEOVER_LINKS);
-    await recordEvent(tx, deps.clock, 'password.changed', { accountId: auth.account.id }, request);
-  });
-  deps.authCache.evictAccount(auth.account.id);
-  deps.mailer.sendInBackground(passwordChangedNotice(auth.account.email, auth.account.name, `${deps.config.publicUrl}/account`));
-  return { success: true as const };
 }

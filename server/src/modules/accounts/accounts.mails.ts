@@ -1,39 +1,5 @@
 import type { Mail } from '../../lib/mailer.ts';
-import { escapeHtml } from '../../lib/text.ts';
-
-export type MailParts = {
-  to: string;
-  /** Never a secret: subjects show in notifications and inbox lists. */
-  subject: string;
-  title: string;
-  paragraphs: string[];
-  link?: { url: string; label: string };
-  /** Paragraphs after the link. */
-  after?: string[];
-};
-
-/** One shape for every mail: the same words as plain text and as simple, inline-styled HTML. */
-export function composeMail({ to, subject, title, paragraphs, link, after = [] }: MailParts): Mail {
-  const text = [...paragraphs, ...(link ? [link.url] : []), ...after].join('\n\n');
-  const html = (lines: string[]) => lines.map((line) => `<p>${escapeHtml(line)}</p>`).join('\n');
-  const button = link
-    ? `<p><a href="${escapeHtml(link.url)}" style="display:inline-block;padding:10px 18px;background:#1d4ed8;color:#fff;text-decoration:none;border-radius:6px">${escapeHtml(link.label)}</a></p>
-       <p style="color:#555;font-size:13px">Or open this link: ${escapeHtml(link.url)}</p>`
-    : '';
-  return {
-    to,
-    subject,
-    text,
-    html: `<!doctype html><html><body style="font-family:system-ui,sans-serif;max-width:560px;margin:auto">
-<h2>${escapeHtml(title)}</h2>
-${html(paragraphs)}
-${button}
-${html(after)}
-</body></html>`,
-  };
-}
-
-const NOT_YOU = 'If it was not you, reset your password now and sign out everywhere else from your account page.';
+import { composeMail } from '../../lib/mail-template.ts';
 
 /**
  * `repeated`: the address was registered before and not confirmed. This link carries the new
@@ -65,55 +31,6 @@ export function alreadyRegisteredMail(to: string, name: string, loginUrl: string
       'If it was you, just log in. If it was not, you can ignore this message.',
     ],
     link: { url: loginUrl, label: 'Log in' },
-  });
-}
-
-export function resetMail(to: string, name: string, resetUrl: string): Mail {
-  return composeMail({
-    to,
-    subject: 'Reset your Gatehouse password',
-    title: 'Reset your password',
-    paragraphs: [`Hello ${name},`, 'Someone asked to reset the password of your Gatehouse account. The link is valid for one hour and works once.'],
-    link: { url: resetUrl, label: 'Choose a new password' },
-    after: ['If you did not ask for this, ignore this message: your password stays as it is.'],
-  });
-}
-
-/** After a reset: every session was ended; the API key stays, so the mail offers to replace it. */
-export function passwordResetNotice(to: string, name: string, accountUrl: string): Mail {
-  return composeMail({
-    to,
-    subject: 'Your Gatehouse password was reset',
-    title: 'Your password was reset',
-    paragraphs: [
-      `Hello ${name},`,
-      'The password of your Gatehouse account was just reset, and every session was signed out.',
-      'Your API key was not changed, so your integrations keep working. If you think it may have been exposed, rotate it from your account page (or POST /api/v1/auth/api-key/rotate).',
-    ],
-    link: { url: accountUrl, label: 'Open your account' },
-    after: ['If you did not reset your password, reset it again now and rotate your API key.'],
-  });
-}
-
-export function passwordChangedNotice(to: string, name: string, accountUrl: string): Mail {
-  return composeMail({
-    to,
-    subject: 'Your Gatehouse password was changed',
-    title: 'Your password was changed',
-    paragraphs: [`Hello ${name},`, 'The password of your Gatehouse account was just changed, and your other sessions were signed out.', NOT_YOU],
-    link: { url: accountUrl, label: 'Open your account' },
-  });
-}
-
-export function apiKeyRotatedNotice(to: string, name: string, previousUntil: Date | undefined): Mail {
-  const previous = previousUntil
-    ? `The previous key keeps working until ${previousUntil.toISOString()}; after that only the new one does.`
-    : 'The previous key stopped working at once.';
-  return composeMail({
-    to,
-    subject: 'Your Gatehouse API key was replaced',
-    title: 'Your API key was replaced',
-    paragraphs: [`Hello ${name},`, 'A new API key was made for your Gatehouse account.', previous, NOT_YOU],
   });
 }
 
@@ -179,21 +96,5 @@ export function accountDeletedNotice(to: string, name: string): Mail {
       'Your Gatehouse account was deleted, with its sessions, API key, sites, channels and messages. This address may be used to register again.',
       'If you did not delete it, contact support.',
     ],
-  });
-}
-
-/** admin.revokeSessions: the owner learns why every session ended, and that nothing else changed. */
-export function sessionsRevokedByAdminNotice(to: string, name: string, loginUrl: string): Mail {
-  return composeMail({
-    to,
-    subject: 'An administrator signed your Gatehouse account out everywhere',
-    title: 'You were signed out everywhere',
-    paragraphs: [
-      `Hello ${name},`,
-      'An administrator signed your Gatehouse account out everywhere: every session ended, and any pending e-mail change or password reset link no longer works.',
-      'Your password and API key were not changed. Sign in again to go on.',
-    ],
-    link: { url: loginUrl, label: 'Sign in' },
-    after: ['If you think someone else used your account, reset your password and rotate your API key from your account page.'],
   });
 }

@@ -1,22 +1,12 @@
 import type { Credentials } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
-import { keyedHash, type SealedPlace } from '../../lib/crypto.ts';
-import { apiKeyCacheKey, sessionCacheKey } from './auth.cache.ts';
 import { isUuid } from '../../lib/text.ts';
-import type { User } from './auth.schemas.ts';
-import type { AccountRow, AuthContext, CachedAuth } from './auth.types.ts';
+import { accountByApiKeyHash, accountByPreviousApiKeyHash, ACCOUNT_COLUMNS, type AccountRow } from '../accounts/index.ts';
+import { apiKeyLookupHashes, apiKeyPlace } from '../keys/index.ts';
+import { apiKeyCacheKey, sessionCacheKey } from './sessions.cache.ts';
+import type { AuthContext, CachedAuth } from './sessions.types.ts';
 
-export const ACCOUNT_COLUMNS = 'a.id, a.email, a.name, a.company, a.plan, a.role, a.email_verified, a.api_key_sealed, a.created_at';
-
-// Named statements are prepared once per connection: this is the hot path of every request.
-const BY_API_KEY = {
-  name: 'auth_by_api_key',
-  text: `SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.api_key_hash = ANY($1::bytea[])`,
-};
-const BY_PREVIOUS_API_KEY = {
-  name: 'auth_by_previous_api_key',
-  text: `SELECT ${ACCOUNT_COLUMNS}, a.api_key_previous_until FROM accounts a WHERE a.api_key_previous_hash = ANY($1::bytea[]) AND a.api_key_previous_until > $2`,
-};
+// A named statement is prepared once per connection: this is the hot path of every request.
 const BY_SESSION = {
   name: 'auth_by_session',
   text: `SELECT ${ACCOUNT_COLUMNS}, s.expires_at AS session_expires_at, coalesce(s.last_used_at, s.created_at) AS session_last_used_at
@@ -30,26 +20,9 @@ function isApiKey(value: string): boolean {
   return API_KEY_PATTERN.test(value);
 }
 
-/** Where an account's sealed API key lives: it opens only there. */
-export const apiKeyPlace = (accountId: number): SealedPlace => ({ column: 'accounts.api_key_sealed', row: accountId });
-
-/** The lookup hash a key is stored under: keyed with the first DATA_KEY. */
-export function apiKeyHash(deps: Pick<Deps, 'apiKeyHashKeys'>, apiKey: string): Buffer {
-  return keyedHash(deps.apiKeyHashKeys[0], apiKey.toLowerCase());
-}
-
-/**
- * Every hash a key may be stored under, one per DATA_KEY: during a rotation, keys stored
- * before it still carry the old key's hash until `secrets reencrypt` rewrites them.
- */
-function apiKeyLookupHashes(deps: Pick<Deps, 'apiKeyHashKeys'>, apiKey: string): Buffer[] {
-  const normalized = apiKey.toLowerCase();
-  return deps.apiKeyHashKeys.map((key) => keyedHash(key, normalized));
-}
-
 /**
  * Who is calling, or undefined. Never throws for a bad credential: that is a 401, not a 500.
- * A repeat caller is answered from deps.authCache (see auth.cache.ts for why that is safe);
+ * A repeat caller is answered from deps.authCache (see sessions.cache.ts for why that is safe);
  * the JWT itself is still verified on every request.
  */
 export async function authenticate(deps: Deps, credentials: Credentials): Promise<AuthContext | undefined> {
@@ -83,12 +56,12 @@ async function accountByApiKey(deps: Deps, apiKey: string): Promise<CachedAuth |
   if (cached) return cached;
   const epoch = authCache.epoch;
   const hashes = apiKeyLookupHashes(deps, apiKey);
-  const [account] = await deps.db.query<AccountRow>(BY_API_KEY, [hashes]);
+  const account = await accountByApiKeyHash(deps.db, hashes);
   if (account) {
     authCache.set(key, { account }, epoch);
     return { account };
   }
-  const [previous] = await deps.db.query<AccountRow & { api_key_previous_until: Date }>(BY_PREVIOUS_API_KEY, [hashes, deps.clock.now()]);
+  const previous = await accountByPreviousApiKeyHash(deps.db, hashes, deps.clock.now());
   if (!previous) return undefined;
   const { api_key_previous_until: validUntil, ...row } = previous;
   const found = { account: row, validUntil, previousKey: true as const };
@@ -124,24 +97,4 @@ async function accountBySession(deps: Deps, sessionId: string, accountId: number
   if (sessionIdle(deps, sessionId, lastUsedAt)) return undefined;
   authCache.set(key, { account, validUntil, lastUsedAt }, epoch);
   return account;
-}
-
-export function toUser(account: AccountRow, apiKey: string): User {
-  return {
-    id: account.id,
-    email: account.email,
-    name: account.name,
-    company: account.company,
-    plan: account.plan,
-    role: account.role,
-    api_key: apiKey,
-    email_verified: account.email_verified,
-    created_at: account.created_at.toISOString(),
-  };
-}
-
-/** The user object without the API key: what an administrator is shown of an account. */
-export function toAccountSummary(account: AccountRow): Omit<User, 'api_key'> {
-  const { api_key: _apiKey, ...summary } = toUser(account, '');
-  return summary;
 }

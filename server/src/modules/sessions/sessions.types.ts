@@ -1,17 +1,6 @@
-// The auth module's shapes, in a file that imports nothing: the cache, deps.ts and the
-// credentials all name them without importing each other.
-
-export type AccountRow = {
-  id: number;
-  email: string;
-  name: string;
-  company: string | null;
-  plan: string;
-  role: 'user' | 'admin';
-  email_verified: boolean;
-  api_key_sealed: string;
-  created_at: Date;
-};
+// The sessions module's shapes, in a file apart: the cache, which deps.ts builds, names them
+// without importing anything that names deps.ts.
+import type { AccountRow } from '../accounts/index.ts';
 
 /** Who is calling: the account, its API key in plaintext, and the session when a JWT was used. */
 export type AuthContext = { account: AccountRow; apiKey: string; sessionId?: string };

@@ -4,10 +4,10 @@ import { AppError } from '../../errors/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Queryable } from '../../lib/db.ts';
 import { isUuid } from '../../lib/text.ts';
-import { recordEvent } from './auth.audit.ts';
-import { sessionIdle } from './auth.credentials.ts';
-import { TAKEOVER_LINKS, voidTokens } from './auth.tokens.ts';
-import type { AuthContext } from './auth.types.ts';
+import { TAKEOVER_LINKS, voidTokens } from '../accounts/index.ts';
+import { recordEvent } from '../activity/index.ts';
+import { sessionIdle } from './sessions.credentials.ts';
+import type { AuthContext } from './sessions.types.ts';
 
 type SessionRow = { id: string; created_at: Date; last_used_at: Date | null; ip: string | null; user_agent: string | null };
 
@@ -83,4 +83,15 @@ export async function revokeAllSessions(deps: Deps, auth: AuthContext, keepCurre
   });
   deps.authCache.evictAccount(auth.account.id);
   return { success: true as const, revoked };
+}
+
+/** Only a session can be logged out; an API key is permanent. */
+export async function logout(deps: Deps, auth: AuthContext, request: RequestInfo): Promise<void> {
+  if (!auth.sessionId) throw new AppError('UNAUTHORIZED', 'Log out with the session token, not the API key.');
+  await deps.db.transaction(async (tx) => {
+    await tx.query('UPDATE sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [auth.sessionId, deps.clock.now()]);
+    await recordEvent(tx, deps.clock, 'logout', { accountId: auth.account.id }, request);
+  });
+  // The trigger's notice reaches this instance a moment later; the caller may ask again sooner.
+  deps.authCache.evictAccount(auth.account.id);
 }

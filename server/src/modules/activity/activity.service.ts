@@ -2,7 +2,7 @@ import type { RequestInfo } from '../../trpc/context.ts';
 import type { Queryable } from '../../lib/db.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { inBatches } from '../../lib/batches.ts';
-import type { AuditEvent } from './auth.schemas.ts';
+import type { AuditEvent } from './activity.schemas.ts';
 
 /** What is kept of a request's user agent: enough to recognise a browser, bounded. */
 export const userAgentOf = (request: RequestInfo) => request.userAgent?.slice(0, 512) ?? null;

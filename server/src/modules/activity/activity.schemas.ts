@@ -1,0 +1,52 @@
+import { z } from 'zod';
+
+/** Every event the activity log knows; each module records its own through this module's face. */
+export const AUDIT_EVENTS = [
+  'account.registered',
+  'email.verified',
+  'login.succeeded',
+  'login.failed',
+  'login.locked',
+  'logout',
+  'session.revoked',
+  'password.changed',
+  'password.reset',
+  'api_key.rotated',
+  'email.change_requested',
+  'email.changed',
+  'email.change_cancelled',
+  'account.deleted',
+  // The account's sites and channels: the secrets that prove its webhook deliveries.
+  'site.created',
+  'site.updated',
+  'site.deleted',
+  'channel.created',
+  'channel.updated',
+  'channel.deleted',
+  // The second factor (modules/mfa).
+  'mfa.enabled',
+  'mfa.disabled',
+  'passkey.added',
+  'passkey.removed',
+  'recovery_codes.regenerated',
+  'recovery_code.used',
+  'login.mfa_required',
+  'login.mfa_failed',
+  // Operators' actions (server/src/admin), each in the acting admin's log (the CLI's without an account).
+  'admin.inbox_read',
+  'admin.delivery_read',
+  'admin.delivery_replayed',
+  'admin.deliveries_replayed',
+  'admin.deliveries_purged',
+  'admin.role_changed',
+  'admin.secrets_reencrypted',
+  'admin.account_read',
+  'admin.sessions_revoked',
+  'admin.mfa_reset',
+] as const;
+export type AuditEvent = (typeof AUDIT_EVENTS)[number];
+
+export const activityOutput = z.object({
+  success: z.literal(true),
+  items: z.array(z.object({ event: z.enum(AUDIT_EVENTS), at: z.string(), ip: z.string().nullable(), user_agent: z.string().nullable() })),
+});

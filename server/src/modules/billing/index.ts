@@ -1,0 +1,2 @@
+// The billing module's face: what the billing provider's webhook (server/src/webhooks) uses.
+export { applySubscriptionChange, type SubscriptionChange } from './billing.service.ts';

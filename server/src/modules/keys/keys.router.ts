@@ -1,0 +1,16 @@
+import { authedProcedure } from '../../trpc/procedures.ts';
+import { AUTH_ROUTE_ERRORS, authRoute } from '../../trpc/rest-meta.ts';
+import { rotateApiKeyInput, rotateApiKeyOutput } from './keys.schemas.ts';
+import { rotateApiKey } from './keys.service.ts';
+
+/** The account's API key. Merged into `auth.*` by server/src/router.ts. */
+export const keysProcedures = {
+  rotateApiKey: authedProcedure
+    .meta(authRoute('POST', 'api-key/rotate', 'Replace the API key; the previous one works for grace_seconds more', {
+      protect: true,
+      errors: { 400: AUTH_ROUTE_ERRORS.invalidBody, 401: AUTH_ROUTE_ERRORS.noCredentials },
+    }))
+    .input(rotateApiKeyInput.optional())
+    .output(rotateApiKeyOutput)
+    .mutation(({ ctx, input }) => rotateApiKey(ctx.deps, ctx.auth, input ?? {}, ctx.request)),
+};

@@ -1,0 +1,5 @@
+// The notifications module's face: the operator bot's messages, for channels/, the worker and
+// the operator bot's webhook (server/src/webhooks). Its procedures (notifications.router.ts)
+// are mounted by server/src/router.ts.
+export { enqueueOperatorMessages, sendOperatorMessage, type OperatorMessage } from './notifications.bot.ts';
+export { linkChatWithCode, unlinkChat } from './notifications.service.ts';

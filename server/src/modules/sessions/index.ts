@@ -1,0 +1,11 @@
+// The sessions module's face: who is calling (authenticate, AuthContext), ending an account's
+// sessions, and the failed-login rules that wrong passwords and codes elsewhere run down.
+// Nothing here may import the second factor (mfa/ builds on this face): the sign-in that
+// asks for it (sessions.sign-in.ts) and the procedures (sessions.router.ts, merged into
+// auth.* by server/src/router.ts) stay behind it. deps.ts builds the cache and the touch
+// writer from their own files: this face names Deps, so deps.ts cannot import it.
+export { authenticate } from './sessions.credentials.ts';
+export { SESSION_RATE_RULES } from './sessions.limits.ts';
+export { sessionsRevokedByAdminNotice } from './sessions.mails.ts';
+export { revokeSessions, signOutEverywhere } from './sessions.service.ts';
+export type { AuthContext } from './sessions.types.ts';
