@@ -1,5 +1,5 @@
-// Runs every tests/**/*.test.ts in its own process (a fresh service and database each),
-// two at a time, and closes with the line CI reads: "N passed, N failed".
+// Runs every tests/**/*.test.ts (each file with a fresh service and database of its own), a
+// few at a time in warm processes, and closes with the line CI reads: "N passed, N failed".
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -23,53 +23,124 @@ const files = findTests(join(root, 'tests'))
 const stripAnsi = (text) => text.replace(/\x1b\[[0-9;]*m/g, '');
 const count = (text, label) => Number(new RegExp(`${label}:\\s+(\\d+)`).exec(text)?.[1] ?? NaN);
 
-async function prepareEmbeddedTemplate() {
-  if (process.env.DATABASE_URL) return;
+/**
+ * One database migrated for the whole run (helpers/database.ts): suites that start a service
+ * copy it rather than each migrating its own. Its name or directory goes to every test
+ * process; `remove()` drops it at the end.
+ */
+async function prepareMigratedTemplate() {
+  const script = `const { prepareMigratedTemplate } = await import('./tests/helpers/database.ts');
+    const { template, remove } = await prepareMigratedTemplate();
+    process.stdout.write(template);
+    await new Promise((resolve) => process.stdin.once('data', resolve).once('end', resolve));
+    await remove();`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] });
+  let template = '';
+  child.stdout.on('data', (chunk) => (template += chunk));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
   await new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '-e', "await (await import('./tests/helpers/database.ts')).ensureEmbeddedTemplate()"], {
-      cwd: root,
-      stdio: 'inherit',
-    });
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error('could not prepare the embedded database template'))));
+    child.stdout.once('data', () => setImmediate(resolve));
+    child.once('exit', () => reject(new Error('could not prepare the migrated test database')));
   });
+  return {
+    template,
+    async remove() {
+      child.stdin.end('done');
+      await exited;
+    },
+  };
 }
 
-function runFile(file) {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: root, env: { ...process.env, FORCE_COLOR: '0' } });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    // Generous: the CLI suite spawns some forty processes, each opening the database.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 600_000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      const text = stripAnsi(output);
-      const total = count(text, 'Total');
-      const passed = count(text, 'Passed');
-      const skipped = count(text, 'Skipped') || 0;
-      const finished = Number.isFinite(total) && Number.isFinite(passed);
-      const failed = finished ? total - passed - skipped : 1;
-      resolve({ file, code, text, passed: finished ? passed : 0, failed: code !== 0 && failed === 0 ? 1 : failed, skipped, ms: Date.now() - started });
-    });
-  });
+const FILE_TIMEOUT_MS = 600_000; // generous: the CLI suite spawns some forty processes
+const concurrency = Number(process.env.TEST_CONCURRENCY ?? 3);
+
+function resultOf(file, code, text, started) {
+  const clean = stripAnsi(text);
+  const total = count(clean, 'Total');
+  const passed = count(clean, 'Passed');
+  const skipped = count(clean, 'Skipped') || 0;
+  const finished = Number.isFinite(total) && Number.isFinite(passed);
+  const failed = finished ? total - passed - skipped : 1;
+  return { file, text: clean, passed: finished ? passed : 0, failed: code !== 0 && failed === 0 ? 1 : failed, skipped, ms: Date.now() - started };
 }
 
-await prepareEmbeddedTemplate();
-console.log(`running ${files.length} test files on ${process.env.DATABASE_URL ? 'PostgreSQL at DATABASE_URL' : 'the embedded database'}`);
-const queue = [...files];
+/**
+ * A warm process (helpers/file-runner.mjs) that runs the files it is given one after another.
+ * `run(file)` settles with the file's result; a crash or a hang fails that file and ends the
+ * process, and the pool starts a new one for the next file.
+ */
+function startRunner() {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'tests/helpers/file-runner.mjs')], {
+    cwd: root,
+    env: { ...process.env, FORCE_COLOR: '0', GATEHOUSE_TEST_MIGRATED_TEMPLATE: migrated.template },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  // What the process writes outside a file's run (a crash's stack) belongs to the file in hand.
+  let stray = '';
+  child.stdout.on('data', (chunk) => (stray += chunk));
+  child.stderr.on('data', (chunk) => (stray += chunk));
+  const ready = new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', () => reject(new Error(`the test process could not start:\n${stray}`)));
+  });
+  return {
+    ready,
+    alive: () => child.exitCode === null && child.signalCode === null,
+    run(file) {
+      const started = Date.now();
+      stray = '';
+      return new Promise((resolve) => {
+        const settle = (code, text) => {
+          clearTimeout(timer);
+          child.off('message', onMessage);
+          child.off('exit', onExit);
+          resolve(resultOf(file, code, text, started));
+        };
+        const onMessage = (message) => settle(message.code, stray + message.text);
+        const onExit = (code, signal) => settle(code ?? 1, `${stray}\nthe test process ended (${signal ?? `exit code ${code}`}) before the file finished`);
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          settle(1, `${stray}\nthe file did not finish within ${FILE_TIMEOUT_MS / 1000} s`);
+        }, FILE_TIMEOUT_MS);
+        child.on('message', onMessage);
+        child.once('exit', onExit);
+        child.send({ file });
+      });
+    },
+    stop: () => child.kill('SIGKILL'),
+  };
+}
+
+/**
+ * Whole-process suites (spawned services, browsers) take longest: they go first, so the run
+ * does not end waiting on one of them.
+ */
+const weight = (file) => (file.includes('.process.') ? 0 : file.includes('.browser.') ? 1 : 2);
+const queue = [...files].sort((a, b) => weight(a) - weight(b) || a.localeCompare(b));
+
+const migrated = await prepareMigratedTemplate();
+console.log(`running ${files.length} test files on ${process.env.DATABASE_URL ? 'PostgreSQL at DATABASE_URL' : 'the embedded database'}, ${concurrency} at a time`);
 const results = [];
-const workers = Array.from({ length: Number(process.env.TEST_CONCURRENCY ?? 2) }, async () => {
-  while (queue.length) {
-    const result = await runFile(queue.shift());
-    results.push(result);
-    const name = relative(root, result.file);
-    console.log(`${result.failed ? 'FAIL' : 'ok  '} ${name}  (${result.passed} passed, ${result.failed} failed, ${(result.ms / 1000).toFixed(1)} s)`);
-    if (result.failed || result.skipped) console.log(result.text.split('\n').map((line) => `    ${line}`).join('\n'));
+const workers = Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
+  let runner;
+  try {
+    while (queue.length) {
+      if (!runner?.alive()) {
+        runner = startRunner();
+        await runner.ready;
+      }
+      const result = await runner.run(queue.shift());
+      results.push(result);
+      const name = relative(root, result.file);
+      console.log(`${result.failed ? 'FAIL' : 'ok  '} ${name}  (${result.passed} passed, ${result.failed} failed, ${(result.ms / 1000).toFixed(1)} s)`);
+      if (result.failed || result.skipped) console.log(result.text.split('\n').map((line) => `    ${line}`).join('\n'));
+    }
+  } finally {
+    runner?.stop();
   }
 });
 await Promise.all(workers);
+await migrated.remove();
 
 const passed = results.reduce((sum, r) => sum + r.passed, 0);
 const failed = results.reduce((sum, r) => sum + r.failed, 0);

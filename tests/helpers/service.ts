@@ -86,7 +86,7 @@ export async function startTestService(
   env: Record<string, string> = {},
   options: { joining?: TestService } = {},
 ): Promise<TestService> {
-  const database = options.joining ? sameDeployment(options.joining) : await createTestDatabase();
+  const database = options.joining ? sameDeployment(options.joining) : await createTestDatabase({ migrated: true });
   const smtp = await startSmtpServer();
   const port = await freePort();
   const fullEnv: Record<string, string> = { ...serviceEnv(port, smtp.url), LOG_LEVEL: 'debug', ...database.env, ...env };
