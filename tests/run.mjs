@@ -1,7 +1,7 @@
 // Runs every tests/**/*.test.ts (each file with a fresh service and database of its own), a
 // few at a time in warm processes, and closes with the line CI reads: "N passed, N failed".
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -51,6 +51,22 @@ async function prepareMigratedTemplate() {
   };
 }
 
+/**
+ * One build of the service for the run's process suites (helpers/process.ts), in a directory
+ * of its own inside the repository (the build's external packages resolve from node_modules).
+ */
+async function prepareBuild() {
+  if (!files.some((file) => file.includes('.process.'))) return undefined;
+  const dir = join(root, '.build', `run-${process.pid}`);
+  const child = spawn(process.execPath, ['build.mjs', `--outdir=${dir}`], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const code = await new Promise((resolve) => child.once('close', resolve));
+  if (code !== 0) throw new Error(`the build failed:\n${output}`);
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 const FILE_TIMEOUT_MS = 600_000; // generous: the CLI suite spawns some forty processes
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? 3);
 
@@ -72,7 +88,7 @@ function resultOf(file, code, text, started) {
 function startRunner() {
   const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'tests/helpers/file-runner.mjs')], {
     cwd: root,
-    env: { ...process.env, FORCE_COLOR: '0', GATEHOUSE_TEST_MIGRATED_TEMPLATE: migrated.template },
+    env: { ...process.env, FORCE_COLOR: '0', GATEHOUSE_TEST_MIGRATED_TEMPLATE: migrated.template, ...(build ? { GATEHOUSE_TEST_BUILD: build.dir } : {}) },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   // What the process writes outside a file's run (a crash's stack) belongs to the file in hand.
@@ -107,7 +123,15 @@ function startRunner() {
         child.send({ file });
       });
     },
-    stop: () => child.kill('SIGKILL'),
+    /** Lets the process end by itself (files' exit handlers run), or kills it after a while. */
+    async stop() {
+      if (!this.alive()) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.send({ stop: true });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
   };
 }
 
@@ -118,7 +142,7 @@ function startRunner() {
 const weight = (file) => (file.includes('.process.') ? 0 : file.includes('.browser.') ? 1 : 2);
 const queue = [...files].sort((a, b) => weight(a) - weight(b) || a.localeCompare(b));
 
-const migrated = await prepareMigratedTemplate();
+const [migrated, build] = await Promise.all([prepareMigratedTemplate(), prepareBuild()]);
 console.log(`running ${files.length} test files on ${process.env.DATABASE_URL ? 'PostgreSQL at DATABASE_URL' : 'the embedded database'}, ${concurrency} at a time`);
 const results = [];
 const workers = Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
@@ -136,11 +160,12 @@ const workers = Array.from({ length: Math.min(concurrency, queue.length) }, asyn
       if (result.failed || result.skipped) console.log(result.text.split('\n').map((line) => `    ${line}`).join('\n'));
     }
   } finally {
-    runner?.stop();
+    await runner?.stop();
   }
 });
 await Promise.all(workers);
 await migrated.remove();
+build?.remove();
 
 const passed = results.reduce((sum, r) => sum + r.passed, 0);
 const failed = results.reduce((sum, r) => sum + r.failed, 0);

@@ -35,7 +35,9 @@ async function capturing(fn) {
   return text;
 }
 
-process.on('message', async ({ file }) => {
+process.on('message', async ({ file, stop }) => {
+  // Ends as a process of one file would, so that files' 'exit' handlers run.
+  if (stop) process.exit();
   // What a test file reads as "its own file" (tests/helpers/answers.ts names recordings by it).
   process.argv[1] = file;
   globalThis.UVU_QUEUE = [[null]];
