@@ -1,7 +1,6 @@
 import Router from '@koa/router';
 import Koa from 'koa';
-import type { Deps } from '../../server/src/deps.ts';
-import { AppError } from '../../server/src/errors/errors.ts';
+import { AppError, type Deps } from '../../server/src/index.ts';
 import { createCors } from './cors.ts';
 import { errorHandler, refuseControlCharacters, requestContext } from './http.ts';
 import { mountApiDocs } from './routes/docs-page.ts';

@@ -1,10 +1,5 @@
 import type Router from '@koa/router';
-import type { Deps } from '../../../server/src/deps.ts';
-import { AppError } from '../../../server/src/errors/errors.ts';
-import { safeEqual } from '../../../server/src/lib/crypto.ts';
-import { bearerToken } from '../../../server/src/lib/http-credentials.ts';
-import { countByProviderAndState } from '../../../server/src/webhooks/inbox/repo.ts';
-import { PROVIDER_NAMES } from '../../../server/src/webhooks/provider.ts';
+import { AppError, bearerToken, countByProviderAndState, PROVIDER_NAMES, safeEqual, type Deps } from '../../../server/src/index.ts';
 
 /**
  * GET /metrics, Prometheus text, for whoever holds METRICS_TOKEN (docs/OPERATIONS.md, Metrics).

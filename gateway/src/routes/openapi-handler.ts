@@ -19,9 +19,7 @@ import {
   type OpenApiRouter,
 } from 'trpc-to-openapi';
 import { ZodArray, type ZodType } from 'zod';
-import type { Context } from '../../../server/src/trpc/context.ts';
-import { toErrorResponse } from '../../../server/src/errors/response.ts';
-import type { Logger } from '../../../server/src/lib/logger.ts';
+import { toErrorResponse, type Context, type Logger } from '../../../server/src/index.ts';
 
 type Request = IncomingMessage & { body?: unknown };
 

@@ -1,6 +1,5 @@
 import type { OpenAPIObject, SchemaObject } from 'openapi3-ts/oas31';
-import type { AnyWebhookProvider, ProviderName } from '../../../server/src/webhooks/provider.ts';
-import { PROVIDERS } from '../../../server/src/webhooks/registry.ts';
+import { PROVIDERS, type AnyWebhookProvider, type ProviderName } from '../../../server/src/index.ts';
 import { errorResponse, tagsOf } from './openapi-document.ts';
 
 type Loose = Record<string, any>;

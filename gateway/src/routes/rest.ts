@@ -1,10 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type Router from '@koa/router';
 import type { Context as KoaContext, Next } from 'koa';
-import { createContext, type RequestInfo } from '../../../server/src/trpc/context.ts';
-import type { Deps } from '../../../server/src/deps.ts';
-import { AppError } from '../../../server/src/errors/errors.ts';
-import { appRouter } from '../../../server/src/router.ts';
+import { AppError, appRouter, createContext, type Deps, type RequestInfo } from '../../../server/src/index.ts';
 import { contentTypeOf, hasBody, readLimitedBody } from '../http.ts';
 import { browserWriteOf, trustedOrigins } from '../origins.ts';
 import { renderDocsPage } from './docs-page.ts';

@@ -1,8 +1,6 @@
 import type Router from '@koa/router';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
-import type { Deps } from '../../../server/src/deps.ts';
-import { createContext, type RequestInfo } from '../../../server/src/trpc/context.ts';
-import { appRouter } from '../../../server/src/router.ts';
+import { appRouter, createContext, type Deps, type RequestInfo } from '../../../server/src/index.ts';
 import { hasBody, readLimitedBody } from '../http.ts';
 import { browserWriteOf, trustedOrigins } from '../origins.ts';
 import { responseHeaders } from './procedure-meta.ts';

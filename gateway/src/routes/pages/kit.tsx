@@ -2,13 +2,7 @@ import type Router from '@koa/router';
 import { TRPCError } from '@trpc/server';
 import type { Context as KoaContext, Next } from 'koa';
 import type { VNode } from 'preact';
-import { createContextInner, credentialsFromHeaders, SESSION_COOKIE, type BrowserWrite, type Context, type RequestInfo } from '../../../../server/src/trpc/context.ts';
-import type { Deps } from '../../../../server/src/deps.ts';
-import { toErrorResponse } from '../../../../server/src/errors/response.ts';
-import type { Logger } from '../../../../server/src/lib/logger.ts';
-import { appRouter } from '../../../../server/src/router.ts';
-import { createCallerFactory } from '../../../../server/src/trpc/procedures.ts';
-import { clearedCookieHeader, cookieHeader, readCookie } from '../../cookies.ts';
+import { clearedCookieHeader, cookieHeader, createCaller, createContextInner, credentialsFromHeaders, readCookie, SESSION_COOKIE, toErrorResponse, type BrowserWrite, type Context, type Deps, type Logger, type RequestInfo } from '../../../../server/src/index.ts';
 import { browserWriteOf, trustedOrigins } from '../../origins.ts';
 import { CSRF_FIELD, csrfToken, csrfTokenMatches, isVisitorId, newVisitorId, VISITOR_COOKIE } from '../../pages/csrf.ts';
 import { ProblemPage, type Problem } from '../../pages/problem-view.tsx';
@@ -47,8 +41,6 @@ type PageState = { requestInfo?: RequestInfo; pageContext?: Context; visitorId?:
 export type PageKit = ReturnType<typeof createPageKit>;
 export type PageHandler = (ctx: KoaContext) => Promise<void> | void;
 export type FormHandler = (ctx: KoaContext, form: FormFields) => Promise<void> | void;
-
-const createCaller = createCallerFactory(appRouter);
 
 export function createPageKit(deps: Deps) {
   const trusted = trustedOrigins(deps.config);
