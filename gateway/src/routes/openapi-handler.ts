@@ -25,7 +25,6 @@ type Request = IncomingMessage & { body?: unknown };
 
 export type OpenApiHandlerOptions = {
   router: AnyTRPCRouter;
-  createContext(options: { req: Request; res: ServerResponse }): Context;
   /** For faults of the adapter itself; a procedure's own are logged where they are settled (trpc.ts). */
   logger: Logger;
 };
@@ -95,10 +94,11 @@ function send(res: ServerResponse, status: number, headers: Iterable<[string, st
  * library's pieces: this file is where they are fenced (tests/internals.unit.test.ts).
  */
 export function createOpenApiHandler(options: OpenApiHandlerOptions) {
-  const { router, createContext, logger } = options;
+  const { router, logger } = options;
   const findProcedure = createProcedureCache(router as unknown as OpenApiRouter);
   const inputPlan = createInputPlans();
-  return async (req: Request, res: ServerResponse): Promise<void> => {
+  /** `createContext` is called once the route and its input are known, as the library's own handler does. */
+  return async (req: Request, res: ServerResponse, createContext: () => Context): Promise<void> => {
     const url = new URL(req.url!.startsWith('/') ? `http://127.0.0.1${req.url}` : req.url!);
     const { procedure, pathInput } = findProcedure(req.method as OpenApiMethod, normalizePath(url.pathname)) ?? {};
     try {
@@ -109,7 +109,7 @@ export function createOpenApiHandler(options: OpenApiHandlerOptions) {
         throw new TRPCError({ code: 'UNSUPPORTED_MEDIA_TYPE', message: contentType ? `Unsupported content-type "${contentType}` : 'Missing content-type header' });
       }
       const input = await readInput(req, url, inputPlan(procedure.procedure, req.method as OpenApiMethod), pathInput ?? {});
-      const ctx = createContext({ req, res });
+      const ctx = createContext();
       const data = await callProcedure(procedure, ctx, input);
       send(res, ctx.response.status ?? 200, ctx.response.headers, data);
     } catch (error) {
