@@ -86,12 +86,15 @@ function send(res: ServerResponse, status: number, headers: Iterable<[string, st
 }
 
 /**
- * trpc-to-openapi 3.3's node handler, less two things. On every call it builds a Fetch
- * `Request` (URL, a copy of the headers, an AbortController, undici's constructor) only to
- * hand procedures an abort signal, and none of ours reads one: that cost about a third of
+ * Why not the library's public `createOpenApiNodeHttpHandler`: this is trpc-to-openapi 3.3's
+ * node handler, less two things. On every call it builds a Fetch `Request` (URL, a copy of
+ * the headers, an AbortController, undici's constructor) only to hand procedures an abort
+ * signal, and none of ours reads one: that cost about a third of
  * /me's throughput. And errors are answered with the one error body, straight from
  * toErrorResponse, instead of the library's own. Routing, input and coercion use the
- * library's pieces: this file is where they are fenced (tests/internals.unit.test.ts).
+ * library's pieces, exported by its package but not documented as its API, and tRPC's way of
+ * calling a procedure (callProcedure): this file is the only one that reaches them, and
+ * tests/internals.db.test.ts tries each as used here, so an upgrade that moves one fails there.
  */
 export function createOpenApiHandler(options: OpenApiHandlerOptions) {
   const { router, logger } = options;
