@@ -3,6 +3,11 @@ import { deviceCookieName, SESSION_COOKIE, type Context } from '../../trpc/conte
 import { DEVICE_TTL_SECONDS } from './sessions.devices.ts';
 import type { LoginResult } from './sessions.sign-in.ts';
 
+/** The session cookie as the API reference shows it: as set over http, with placeholders. */
+const SHOWN = { publicUrl: 'http:' };
+export const SESSION_COOKIE_SHOWN = `${cookieHeader(SHOWN, SESSION_COOKIE, '<jwt>')}; Max-Age=<JWT_TTL s>`;
+export const CLEARED_SESSION_COOKIE_SHOWN = clearedCookieHeader(SHOWN, SESSION_COOKIE);
+
 /** A complete sign-in: the session cookie, a device cookie for a client new to the account, and the login answer. */
 export function signedIn(ctx: Context, { token, user, deviceToken }: LoginResult) {
   const { config } = ctx.deps;
