@@ -1,4 +1,4 @@
-import type { PasswordHasher } from '../server/src/lib/passwords.ts';
+import type { PasswordHasher } from '../server/src/index.ts';
 import { summarize, type Measurement } from './measurement.ts';
 
 /**

@@ -1,8 +1,5 @@
-import type { Deps } from '../server/src/deps.ts';
+import { createCaller, createContextInner, type Deps } from '../server/src/index.ts';
 import { randomBytes } from 'node:crypto';
-import { createContextInner } from '../server/src/trpc/context.ts';
-import { appRouter } from '../server/src/router.ts';
-import { createCallerFactory } from '../server/src/trpc/procedures.ts';
 import type { SeededAccount, SeededSite } from './protocol.ts';
 
 async function post(url: string, body: unknown): Promise<any> {
@@ -28,7 +25,7 @@ export async function seedAccount(deps: Deps, url: string): Promise<SeededAccoun
 /** A site made through the `sites.create` procedure, as a frontend would. */
 export async function seedSite(deps: Deps, account: SeededAccount): Promise<SeededSite> {
   const webhookSecret = `whsec_${randomBytes(24).toString('base64url')}`;
-  const caller = createCallerFactory(appRouter)(createContextInner(deps, { bearer: account.token }));
+  const caller = createCaller(createContextInner(deps, { bearer: account.token }));
   const { siteKey } = await caller.sites.create({ name: 'Bench shop', paymentWebhookSecret: webhookSecret });
   return { siteKey, webhookSecret };
 }

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { startService, type RunningService } from '../gateway/src/server.ts';
-import { loadConfig } from '../server/src/config.ts';
+import { loadConfig } from '../server/src/index.ts';
 import { startBareServer } from './bare.ts';
 import { measureHashCeiling } from './hash-ceiling.ts';
 import type { Command, Reply, ServiceInfo } from './protocol.ts';

@@ -14,7 +14,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return sourceFiles(path);
-    return name.endsWith('.ts') ? [path] : [];
+    return /\.tsx?$/.test(name) ? [path] : [];
   });
 }
 
@@ -22,8 +22,8 @@ function sourceFiles(dir: string): string[] {
 const IMPORT = /(?:(?:^|\n)\s*(?:import|export)\s(?:[^'"]*?from\s+)?|\bimport\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
 
 /** Project file -> the project files it imports (relative to the repository). */
-function importGraph(): Map<string, string[]> {
-  const files = ['server/src', 'gateway/src', 'client/src'].flatMap((dir) => sourceFiles(join(root, dir)));
+function importGraph(dirs = ['server/src', 'gateway/src', 'client/src']): Map<string, string[]> {
+  const files = dirs.flatMap((dir) => sourceFiles(join(root, dir)));
   return new Map(
     files.map((file) => {
       const text = readFileSync(file, 'utf8');
@@ -53,7 +53,7 @@ function cycles(): string[][] {
   return found;
 }
 
-const importsOf = (prefix: string) => [...graph].filter(([file]) => file.startsWith(prefix));
+const importsOf = (prefix: string, of = graph) => [...of].filter(([file]) => file.startsWith(prefix));
 
 test('the import graph has no cycle, type-only imports included', () => {
   assert.equal(cycles().map((cycle) => cycle.join(' -> ')), []);
@@ -131,6 +131,56 @@ test('the server never imports the gateway; connections are made by lib/ and ask
   // Entry points that need the database and nothing else: `npm run migrate`, and the CLI's
   // `migrate status`, which must not migrate.
   assert.equal(asking.sort(), ['server/src/cli/session.ts', 'server/src/deps.ts', 'server/src/roles/migrate.ts']);
+});
+
+const FACE = 'server/src/index.ts';
+const CLI = 'server/src/cli/';
+
+/**
+ * What the CLI reads before it loads the face, which takes a second or more (cli/session.ts):
+ * its settings, and the names and input schemas that describe its commands and refuse a typo
+ * at once. Each is a light file: it loads nothing of the server's stack.
+ */
+const CLI_BEFORE_FACE = ['server/src/config.ts', 'server/src/lib/text.ts', 'server/src/webhooks/provider.ts', 'server/src/webhooks/inbox/repo.ts', 'server/src/admin/admin.schemas.ts'];
+
+test('the gateway, the CLI and the bench reach the server through its face, server/src/index.ts, type-only imports included', () => {
+  const users = [...importsOf('gateway/src/'), ...importsOf('bench/', importGraph(['bench'])), ...importsOf(CLI)];
+  const wrong = users.flatMap(([file, targets]) =>
+    targets
+      .filter((target) => target.startsWith('server/src/') && target !== FACE && !target.startsWith(CLI))
+      .filter((target) => !(file.startsWith(CLI) && CLI_BEFORE_FACE.includes(target)))
+      .map((target) => `${file} -> ${target}`),
+  );
+  assert.equal(wrong, []);
+  // Nothing inside the server goes through its own face: only the CLI, which sits on top.
+  const inward = importsOf('server/src/').filter(([file, targets]) => !file.startsWith(CLI) && targets.includes(FACE));
+  assert.equal(inward.map(([file]) => file), []);
+});
+
+test('the CLI loads the face when a command runs, never at start: only type-only and import() uses of it', () => {
+  const eager = importsOf(CLI).flatMap(([file]) =>
+    [...readFileSync(join(root, file), 'utf8').matchAll(/(?:^|\n)\s*(import|export)(\s+type)?\s[^'";=()]*?\bfrom\s+['"]\.\.\/index\.ts['"]/g)]
+      .filter((match) => !match[2])
+      .map(() => file),
+  );
+  assert.equal(eager, []);
+});
+
+test("trpc-to-openapi beyond its documented API is reached from one file, gateway/src/routes/openapi-handler.ts", () => {
+  // The rest of the code uses what its README documents: the document generator and the meta type.
+  const documented = new Set(['generateOpenApiDocument', 'OpenApiMeta']);
+  const wrong = [...graph.keys()]
+    .filter((file) => file !== 'gateway/src/routes/openapi-handler.ts')
+    .flatMap((file) =>
+      [...readFileSync(join(root, file), 'utf8').matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+['"]trpc-to-openapi['"]/g)].flatMap((match) =>
+        match[1]
+          .split(',')
+          .map((name) => name.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0])
+          .filter((name) => name && !documented.has(name))
+          .map((name) => `${file} -> ${name}`),
+      ),
+    );
+  assert.equal(wrong, []);
 });
 
 const PACKAGE_NAME = /^(?:@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(?:\/[\w./-]*)?$/;

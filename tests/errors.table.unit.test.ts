@@ -35,12 +35,12 @@ const context = () => createContextInner(deps);
 const test = suite<{ server: Server; url: string }>('the error table: code, HTTP status, tRPC code, default message, everywhere');
 
 test.before(async (ctx) => {
-  const rest = createOpenApiHandler({ router: failing, createContext: context, logger: deps.logger });
+  const rest = createOpenApiHandler({ router: failing, logger: deps.logger });
   // As the gateway does (routes/rest.ts): the body is read first and handed over parsed.
   ctx.server = createServer(async (req, res) => {
     let text = '';
     for await (const chunk of req) text += chunk;
-    await rest(Object.assign(req, { body: text ? JSON.parse(text) : {} }), res);
+    await rest(Object.assign(req, { body: text ? JSON.parse(text) : {} }), res, context);
   });
   await new Promise<void>((resolve) => ctx.server.listen(0, '127.0.0.1', resolve));
   ctx.url = `http://127.0.0.1:${(ctx.server.address() as AddressInfo).port}`;

@@ -2,19 +2,25 @@ import { initTRPC } from '@trpc/server';
 import pg from 'pg';
 import { Sequelize } from 'sequelize';
 import {
+  acceptsRequestBody,
   coerceSchema,
   createProcedureCache,
   getBody,
+  getContentType,
   getInputOutputParsers,
+  getQuery,
   instanceofZodTypeLikeVoid,
   instanceofZodTypeObject,
+  instanceofZodTypeOptional,
   normalizePath,
   unwrapZodType,
   zodSupportsCoerce,
+  type OpenApiMeta,
   type OpenApiRouter,
 } from 'trpc-to-openapi';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { z } from 'zod';
 import type { Context } from '../server/src/trpc/context.ts';
 import { createDatabase } from '../server/src/lib/db.ts';
 import { startEmbeddedPostgres } from '../server/src/lib/embedded-postgres.ts';
@@ -126,6 +132,41 @@ test('trpc-to-openapi 3: the internals the REST adapter uses route, read and coe
 test('trpc-to-openapi 3: getBody takes a body that was read before it', async () => {
   const req = { body: { email: 'a@b.example' }, headers: { 'content-type': 'application/json' } };
   assert.equal(await getBody(req as never), { email: 'a@b.example' });
+});
+
+test('trpc-to-openapi 3: which methods read a body, the Content-Type, and a query string as the adapter reads them', () => {
+  assert.equal(['GET', 'DELETE', 'POST', 'PUT', 'PATCH'].map((method) => acceptsRequestBody(method as never)), [false, false, true, true, true]);
+  assert.is(getContentType({ headers: { 'content-type': 'application/json' } } as never), 'application/json');
+  assert.is(getContentType({ headers: {} } as never), undefined);
+  // One value as itself, a repeated key as an array: openapi-handler.ts makes the one an array where the schema wants one.
+  const query = getQuery({ headers: {} } as never, new URL('http://h/x?limit=5&provider=a&provider=b'));
+  assert.equal(query, { limit: '5', provider: ['a', 'b'] });
+  assert.ok(instanceofZodTypeOptional(z.array(z.string()).optional() as never));
+  assert.not.ok(instanceofZodTypeOptional(z.array(z.string()) as never));
+});
+
+test('trpc-to-openapi 3: coerceSchema makes a query-string input read its numbers and booleans, in place', () => {
+  const schema = z.object({ limit: z.number().int(), verbose: z.boolean(), name: z.string() });
+  assert.ok(zodSupportsCoerce, 'without coercion every numeric query parameter of the REST routes is refused');
+  coerceSchema(schema as never);
+  assert.equal(schema.parse({ limit: '60', verbose: 'true', name: '7' }), { limit: 60, verbose: true, name: '7' });
+});
+
+test('tRPC 11: a procedure found by the route table runs when called with { path, getRawInput, ctx, type }, as createCaller calls it', async () => {
+  // openapi-handler.ts calls the procedure the route table found this way, skipping createCaller's proxy.
+  const t = initTRPC.context<Context>().meta<OpenApiMeta>().create();
+  const router = t.router({
+    echo: t.procedure
+      .meta({ openapi: { method: 'GET', path: '/echo' } })
+      .input(z.object({ word: z.string() }))
+      .output(z.object({ word: z.string(), requestId: z.string() }))
+      .query(({ input, ctx }) => ({ word: input.word, requestId: ctx.request.requestId })),
+  });
+  const found = createProcedureCache(router as unknown as OpenApiRouter)('GET', '/echo');
+  assert.is(found?.procedure?.path, 'echo');
+  const procedure = found!.procedure!.procedure as unknown as (options: object) => Promise<unknown>;
+  const ctx = { request: { requestId: 'fence' } } as unknown as Context;
+  assert.equal(await procedure({ path: 'echo', getRawInput: async () => ({ word: 'hi' }), ctx, type: 'query' }), { word: 'hi', requestId: 'fence' });
 });
 
 test.run();

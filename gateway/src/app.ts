@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import Koa from 'koa';
-import type { Deps } from '../../server/src/deps.ts';
-import { AppError } from '../../server/src/errors/errors.ts';
+import { AppError, type Deps } from '../../server/src/index.ts';
 import { createCors } from './cors.ts';
 import { errorHandler, refuseControlCharacters, requestContext } from './http.ts';
+import { describeRequest } from './request-info.ts';
 import { mountApiDocs } from './routes/docs-page.ts';
 import { mountHealth } from './routes/health.ts';
 import { mountMetrics } from './routes/metrics.ts';
@@ -55,6 +55,7 @@ export function createGateway(deps: Deps): Gateway {
   mountPages(router, deps);
 
   app.use(requestContext(deps));
+  app.use(describeRequest(deps.config));
   // First, so that every answer has them, the error handler's and a refused request's too.
   app.use(responseHeaders(deps.config));
   app.use(async (ctx, next) => {

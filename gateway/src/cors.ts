@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import koaCors from '@koa/cors';
 import type { Context as KoaContext, Next } from 'koa';
-import type { Config } from '../../server/src/config.ts';
+import type { Config } from '../../server/src/index.ts';
 
 /** The API a frontend on another origin calls: tRPC and REST. */
 const CORS_PATH = /^\/(?:trpc|api\/v1)(?:\/|$)/;

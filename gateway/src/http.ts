@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context as KoaContext, Next } from 'koa';
 import getRawBody from 'raw-body';
-import type { RequestInfo } from '../../server/src/trpc/context.ts';
-import type { Deps } from '../../server/src/deps.ts';
-import { toErrorResponse } from '../../server/src/errors/response.ts';
-import { AppError, tooLargeMessage } from '../../server/src/errors/errors.ts';
-import type { Logger } from '../../server/src/lib/logger.ts';
-import { hasControlCharacter } from '../../server/src/lib/text.ts';
+import { AppError, hasControlCharacter, toErrorResponse, tooLargeMessage, type Deps, type Logger, type RequestInfo } from '../../server/src/index.ts';
 
 const REQUEST_ID_PATTERN = /^[\w.-]{1,64}$/;
 

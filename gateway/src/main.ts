@@ -1,6 +1,4 @@
-import { loadConfig } from '../../server/src/config.ts';
-import { StartError } from '../../server/src/roles/start-error.ts';
-import { describeStartFailure } from '../../server/src/roles/start-failure.ts';
+import { describeStartFailure, loadConfig, StartError } from '../../server/src/index.ts';
 import { startService, type Role } from './server.ts';
 
 // The service's entry point: `node dist/gateway/src/main.js --role=…` in the image (its main

@@ -1,6 +1,5 @@
 import type { Context as KoaContext } from 'koa';
-import type { Config } from '../../server/src/config.ts';
-import type { BrowserWrite } from '../../server/src/trpc/context.ts';
+import type { BrowserWrite, Config } from '../../server/src/index.ts';
 import { contentTypeOf } from './http.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

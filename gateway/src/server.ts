@@ -1,9 +1,6 @@
 import { createServer, STATUS_CODES, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Config } from '../../server/src/config.ts';
-import { createDeps, type Deps, type DepsOverrides } from '../../server/src/deps.ts';
-import { errorBody, type ErrorCode } from '../../server/src/errors/errors.ts';
-import { startWorker, type Worker } from '../../server/src/roles/worker.ts';
+import { createDeps, errorBody, startWorker, type Config, type Deps, type DepsOverrides, type ErrorCode, type Worker } from '../../server/src/index.ts';
 import { createGateway } from './app.ts';
 import { startWorkerHealth } from './worker-health.ts';
 

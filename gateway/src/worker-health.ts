@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import Router from '@koa/router';
 import Koa from 'koa';
-import type { Deps } from '../../server/src/deps.ts';
+import type { Deps } from '../../server/src/index.ts';
 import { mountHealth } from './routes/health.ts';
 
 /**

@@ -12,7 +12,7 @@ import { passwordsProcedures } from './modules/passwords/passwords.router.ts';
 import { SESSION_RATE_RULES } from './modules/sessions/index.ts';
 import { sessionsProcedures as sessions } from './modules/sessions/sessions.router.ts';
 import { sitesRouter } from './modules/sites/sites.router.ts';
-import { router } from './trpc/procedures.ts';
+import { createCallerFactory, router } from './trpc/procedures.ts';
 
 type AuthProcedureName = keyof (typeof accounts & typeof sessions & typeof passwordsProcedures & typeof keysProcedures & typeof activityProcedures & typeof mfaProcedures);
 
@@ -54,6 +54,9 @@ export const appRouter = router({
 });
 
 export type AppRouter = typeof appRouter;
+
+/** The procedures called in process, as the typed client calls them over HTTP: `createCaller(ctx).auth.me()`. */
+export const createCaller = createCallerFactory(appRouter);
 
 /**
  * The rate rules of auth.*, each kept by its module, in one table for docs/API.md (which

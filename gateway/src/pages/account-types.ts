@@ -1,5 +1,5 @@
 import type { inferRouterOutputs } from '@trpc/server';
-import type { AppRouter } from '../../../server/src/router.ts';
+import type { AppRouter } from '../../../server/src/index.ts';
 import type { FormState, Notice } from './components.tsx';
 
 type AuthOutputs = inferRouterOutputs<AppRouter>['auth'];

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../../../server/src/errors/errors.ts';
+import type { ErrorCode } from '../../../server/src/index.ts';
 import type { Problem } from './problem-view.tsx';
 import { waitText } from './wording.ts';
 

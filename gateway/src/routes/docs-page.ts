@@ -7,9 +7,7 @@ import { gzip } from 'node:zlib';
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import type { OpenAPIObject } from 'openapi3-ts/oas31';
-import type { Deps } from '../../../server/src/deps.ts';
-import { AppError } from '../../../server/src/errors/errors.ts';
-import { escapeHtml } from '../../../server/src/lib/text.ts';
+import { AppError, escapeHtml, type Deps } from '../../../server/src/index.ts';
 import { createOpenApiDocument } from './openapi-document.ts';
 import { withWebhookRoutes } from './openapi-webhooks.ts';
 

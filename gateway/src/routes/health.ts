@@ -1,7 +1,5 @@
 import type Router from '@koa/router';
-import type { Deps } from '../../../server/src/deps.ts';
-import { errorBody } from '../../../server/src/errors/errors.ts';
-import { migrationsApplied } from '../../../server/src/migrations/index.ts';
+import { errorBody, migrationsApplied, type Deps } from '../../../server/src/index.ts';
 
 export function mountHealth(router: Router, deps: Deps, isDraining: () => boolean): void {
   router.get('/healthz', (ctx) => {

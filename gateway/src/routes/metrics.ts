@@ -1,11 +1,5 @@
 import type Router from '@koa/router';
-import type { Deps } from '../../../server/src/deps.ts';
-import { AppError } from '../../../server/src/errors/errors.ts';
-import { safeEqual } from '../../../server/src/lib/crypto.ts';
-import { countByProviderAndState } from '../../../server/src/webhooks/inbox/repo.ts';
-import { PROVIDER_NAMES } from '../../../server/src/webhooks/provider.ts';
-
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
+import { AppError, bearerToken, countByProviderAndState, PROVIDER_NAMES, safeEqual, type Deps } from '../../../server/src/index.ts';
 
 /**
  * GET /metrics, Prometheus text, for whoever holds METRICS_TOKEN (docs/OPERATIONS.md, Metrics).
@@ -19,7 +13,7 @@ export function mountMetrics(router: Router, deps: Deps): void {
   metrics.readInboxFrom({ read: () => countByProviderAndState(deps.db), providers: PROVIDER_NAMES });
 
   router.get('/metrics', async (ctx) => {
-    const presented = BEARER.exec(ctx.get('authorization'))?.[1] ?? '';
+    const presented = bearerToken(ctx.get('authorization')) ?? '';
     // Constant time, and the same 401 for a missing and a wrong token.
     if (!safeEqual(presented, token)) throw new AppError('UNAUTHORIZED');
     ctx.set('Cache-Control', 'no-store');

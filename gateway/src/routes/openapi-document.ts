@@ -1,8 +1,6 @@
 import type { OpenAPIObject, SchemaObject, TagObject } from 'openapi3-ts/oas31';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
-import { ERROR_CODES, ERRORS, type ErrorCode } from '../../../server/src/errors/errors.ts';
-import { appRouter } from '../../../server/src/router.ts';
-import type { ProcedureMeta } from '../../../server/src/trpc/procedures.ts';
+import { appRouter, ERROR_CODES, ERRORS, type ErrorCode, type ProcedureMeta } from '../../../server/src/index.ts';
 import { OPERATION_EXAMPLES } from './openapi-examples.ts';
 
 type Loose = Record<string, any>;

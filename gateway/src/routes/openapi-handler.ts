@@ -19,15 +19,12 @@ import {
   type OpenApiRouter,
 } from 'trpc-to-openapi';
 import { ZodArray, type ZodType } from 'zod';
-import type { Context } from '../../../server/src/trpc/context.ts';
-import { toErrorResponse } from '../../../server/src/errors/response.ts';
-import type { Logger } from '../../../server/src/lib/logger.ts';
+import { toErrorResponse, type Context, type Logger } from '../../../server/src/index.ts';
 
 type Request = IncomingMessage & { body?: unknown };
 
 export type OpenApiHandlerOptions = {
   router: AnyTRPCRouter;
-  createContext(options: { req: Request; res: ServerResponse }): Context;
   /** For faults of the adapter itself; a procedure's own are logged where they are settled (trpc.ts). */
   logger: Logger;
 };
@@ -89,18 +86,22 @@ function send(res: ServerResponse, status: number, headers: Iterable<[string, st
 }
 
 /**
- * trpc-to-openapi 3.3's node handler, less two things. On every call it builds a Fetch
- * `Request` (URL, a copy of the headers, an AbortController, undici's constructor) only to
- * hand procedures an abort signal, and none of ours reads one: that cost about a third of
+ * Why not the library's public `createOpenApiNodeHttpHandler`: this is trpc-to-openapi 3.3's
+ * node handler, less two things. On every call it builds a Fetch `Request` (URL, a copy of
+ * the headers, an AbortController, undici's constructor) only to hand procedures an abort
+ * signal, and none of ours reads one: that cost about a third of
  * /me's throughput. And errors are answered with the one error body, straight from
  * toErrorResponse, instead of the library's own. Routing, input and coercion use the
- * library's pieces: this file is where they are fenced (tests/internals.unit.test.ts).
+ * library's pieces, exported by its package but not documented as its API, and tRPC's way of
+ * calling a procedure (callProcedure): this file is the only one that reaches them, and
+ * tests/internals.db.test.ts tries each as used here, so an upgrade that moves one fails there.
  */
 export function createOpenApiHandler(options: OpenApiHandlerOptions) {
-  const { router, createContext, logger } = options;
+  const { router, logger } = options;
   const findProcedure = createProcedureCache(router as unknown as OpenApiRouter);
   const inputPlan = createInputPlans();
-  return async (req: Request, res: ServerResponse): Promise<void> => {
+  /** `createContext` is called once the route and its input are known, as the library's own handler does. */
+  return async (req: Request, res: ServerResponse, createContext: () => Context): Promise<void> => {
     const url = new URL(req.url!.startsWith('/') ? `http://127.0.0.1${req.url}` : req.url!);
     const { procedure, pathInput } = findProcedure(req.method as OpenApiMethod, normalizePath(url.pathname)) ?? {};
     try {
@@ -111,7 +112,7 @@ export function createOpenApiHandler(options: OpenApiHandlerOptions) {
         throw new TRPCError({ code: 'UNSUPPORTED_MEDIA_TYPE', message: contentType ? `Unsupported content-type "${contentType}` : 'Missing content-type header' });
       }
       const input = await readInput(req, url, inputPlan(procedure.procedure, req.method as OpenApiMethod), pathInput ?? {});
-      const ctx = createContext({ req, res });
+      const ctx = createContext();
       const data = await callProcedure(procedure, ctx, input);
       send(res, ctx.response.status ?? 200, ctx.response.headers, data);
     } catch (error) {

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import type { Deps } from '../../../server/src/deps.ts';
+import type { Deps } from '../../../server/src/index.ts';
 import { pageAssets, type Asset } from '../pages/assets.ts';
 import { mountAccountPages } from './pages/account.tsx';
 import { createPageKit } from './pages/kit.tsx';

@@ -1,6 +1,5 @@
 import type { TRPCError } from '@trpc/server';
-import type { Context } from '../../../server/src/trpc/context.ts';
-import { toErrorResponse } from '../../../server/src/errors/response.ts';
+import { toErrorResponse, type Context } from '../../../server/src/index.ts';
 
 /**
  * For tRPC's responseMeta: what a procedure asked the transport for (cookies), or the

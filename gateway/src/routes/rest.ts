@@ -1,12 +1,8 @@
-import type { IncomingMessage } from 'node:http';
 import type Router from '@koa/router';
 import type { Context as KoaContext, Next } from 'koa';
-import { createContext, type RequestInfo } from '../../../server/src/trpc/context.ts';
-import type { Deps } from '../../../server/src/deps.ts';
-import { AppError } from '../../../server/src/errors/errors.ts';
-import { appRouter } from '../../../server/src/router.ts';
+import { AppError, appRouter, createContext, type Deps } from '../../../server/src/index.ts';
 import { contentTypeOf, hasBody, readLimitedBody } from '../http.ts';
-import { browserWriteOf, trustedOrigins } from '../origins.ts';
+import { requestInfoOf } from '../request-info.ts';
 import { renderDocsPage } from './docs-page.ts';
 import { createOpenApiDocument } from './openapi-document.ts';
 import { createOpenApiHandler } from './openapi-handler.ts';
@@ -44,15 +40,9 @@ async function readJsonBody(ctx: KoaContext, next: Next) {
   return next();
 }
 
-const requestInfo = new WeakMap<IncomingMessage, RequestInfo>();
-
 export function mountRest(router: Router, deps: Deps): void {
   const document = createOpenApiDocument(deps.config.publicUrl, API_PREFIX);
-  const handler = createOpenApiHandler({
-    router: appRouter,
-    createContext: ({ req }) => createContext(deps, req, requestInfo.get(req) ?? { ip: '', requestId: '' }),
-    logger: deps.logger,
-  });
+  const handler = createOpenApiHandler({ router: appRouter, logger: deps.logger });
 
   router.get(`${API_PREFIX}/openapi.json`, (ctx) => {
     ctx.body = document;
@@ -65,30 +55,16 @@ export function mountRest(router: Router, deps: Deps): void {
     ctx.body = docsPage.html;
   });
 
-  const trusted = trustedOrigins(deps.config);
-  // Before readJsonBody, which names an empty body JSON for trpc-to-openapi's sake.
-  const describeRequest = (ctx: KoaContext, next: Next) => {
-    const info: RequestInfo = {
-      ip: ctx.ip,
-      userAgent: ctx.get('user-agent') || undefined,
-      requestId: ctx.state.requestId,
-      browserWrite: browserWriteOf(ctx, trusted),
-    };
-    requestInfo.set(ctx.req, info);
-    // The access log reads the account a procedure authenticated from it (http.ts).
-    ctx.state.requestInfo = info;
-    return next();
-  };
   const call = async (ctx: KoaContext) => {
     ctx.req.url = ctx.req.url!.slice(API_PREFIX.length);
     // trpc-to-openapi answers HEAD with a bare 204; as the GET it answers like it (Node drops the body).
     if (ctx.req.method === 'HEAD') ctx.req.method = 'GET';
     ctx.respond = false;
-    await handler(ctx.req, ctx.res);
+    await handler(ctx.req, ctx.res, () => createContext(deps, ctx.req, requestInfoOf(ctx)));
   };
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
     for (const method of Object.keys(operations ?? {}) as Array<'get' | 'post' | 'put' | 'patch' | 'delete'>) {
-      router[method](`${API_PREFIX}${path.replace(/\{(\w+)\}/g, ':$1')}`, describeRequest, readJsonBody, call);
+      router[method](`${API_PREFIX}${path.replace(/\{(\w+)\}/g, ':$1')}`, readJsonBody, call);
     }
   }
 }

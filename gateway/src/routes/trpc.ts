@@ -1,10 +1,8 @@
 import type Router from '@koa/router';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
-import type { Deps } from '../../../server/src/deps.ts';
-import { createContext, type RequestInfo } from '../../../server/src/trpc/context.ts';
-import { appRouter } from '../../../server/src/router.ts';
+import { appRouter, createContext, type Deps } from '../../../server/src/index.ts';
 import { hasBody, readLimitedBody } from '../http.ts';
-import { browserWriteOf, trustedOrigins } from '../origins.ts';
+import { requestInfoOf } from '../request-info.ts';
 import { responseHeaders } from './procedure-meta.ts';
 import { JSON_BODY_LIMIT } from './rest.ts';
 
@@ -13,7 +11,6 @@ const MAX_BATCH_SIZE = 16;
 
 /** The typed client's endpoint: tRPC's own protocol (batching, its error envelope). */
 export function mountTrpc(router: Router, deps: Deps): void {
-  const trusted = trustedOrigins(deps.config);
   router.all('/trpc/:path', async (ctx) => {
     // Read here, as REST and the webhooks read theirs: tRPC's own reader counts the bytes as
     // they come, so a declared 999999999 would hold the connection until the request timeout.
@@ -22,9 +19,6 @@ export function mountTrpc(router: Router, deps: Deps): void {
     // Hand the request to tRPC; Koa must neither answer nor default to 404.
     ctx.respond = false;
     ctx.res.statusCode = 200;
-    const request: RequestInfo = { ip: ctx.ip, userAgent: ctx.get('user-agent') || undefined, requestId: ctx.state.requestId, browserWrite: browserWriteOf(ctx, trusted) };
-    // The access log reads the account a procedure authenticated from it (http.ts).
-    ctx.state.requestInfo = request;
     await nodeHTTPRequestHandler({
       router: appRouter,
       req: ctx.req,
@@ -32,7 +26,7 @@ export function mountTrpc(router: Router, deps: Deps): void {
       path: ctx.params.path,
       maxBodySize: JSON_BODY_LIMIT,
       maxBatchSize: MAX_BATCH_SIZE,
-      createContext: ({ req }) => createContext(deps, req, request),
+      createContext: ({ req }) => createContext(deps, req, requestInfoOf(ctx)),
       responseMeta: ({ ctx: procedureCtx, errors }) => responseHeaders(procedureCtx, errors),
     });
   });

@@ -1,12 +1,6 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import type { Deps } from '../../../server/src/deps.ts';
-import { AppError } from '../../../server/src/errors/errors.ts';
-import { isDatabaseUnavailable } from '../../../server/src/lib/db.ts';
-import type { Logger } from '../../../server/src/lib/logger.ts';
-import { createWebhookIntake } from '../../../server/src/webhooks/inbox/intake.ts';
-import type { AnyWebhookProvider } from '../../../server/src/webhooks/provider.ts';
-import { PROVIDERS } from '../../../server/src/webhooks/registry.ts';
+import { AppError, createWebhookIntake, isDatabaseUnavailable, PROVIDERS, type AnyWebhookProvider, type Deps, type Logger } from '../../../server/src/index.ts';
 import { readLimitedBody } from '../http.ts';
 
 const WEBHOOK_BODY_LIMIT = 1024 * 1024;

@@ -1,8 +1,7 @@
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { deliveryIdInput, listInboxInput, replayDeliveriesInput } from '../admin/admin.schemas.ts';
-import type { Deps } from '../deps.ts';
-import { countByProviderAndState, type InboxState } from '../webhooks/inbox/repo.ts';
+import type { Deps, InboxState } from '../index.ts';
 import { addFilterOptions, PROVIDER_HELP, TIME_HELP, type FilterOptions } from './inbox-options.ts';
 import { JSON_OPTION_HELP, printJson, printLine, UsageError } from './output.ts';
 import { wantsProgressBar, withProgressBar, type OnProgress } from './progress.ts';
@@ -12,6 +11,7 @@ import { CLI_ACTOR, withServices } from './session.ts';
 
 /** The progress bar's upper bound: rows in those states (and provider), before the time filter. */
 async function rowsIn(deps: Deps, states: InboxState[], provider: string | undefined): Promise<number> {
+  const { countByProviderAndState } = await import('../index.ts');
   const counts = await countByProviderAndState(deps.db);
   return counts.filter((row) => states.includes(row.state) && (!provider || row.provider === provider)).reduce((sum, row) => sum + row.count, 0);
 }

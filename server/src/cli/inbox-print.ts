@@ -1,11 +1,11 @@
-import type { inboxStats, listInbox, showDelivery } from '../admin/admin.service.ts';
+import type { AdminService } from './session.ts';
 import { printLine, printTable } from './output.ts';
 
 // How the inbox commands read to a person; with --json they print the API's documents instead.
 
-type Stats = Awaited<ReturnType<typeof inboxStats>>;
-type Page = Awaited<ReturnType<typeof listInbox>>;
-type Shown = Awaited<ReturnType<typeof showDelivery>>;
+type Stats = Awaited<ReturnType<AdminService['inboxStats']>>;
+type Page = Awaited<ReturnType<AdminService['listInbox']>>;
+type Shown = Awaited<ReturnType<AdminService['showDelivery']>>;
 
 /** 45s, 12m, 3h 5m, 2d 4h: how long the oldest delivery has waited, at a glance. */
 export function formatAge(seconds: number | null): string {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Queryable } from '../lib/db.ts';
+import type { Queryable } from '../index.ts';
 import { JSON_OPTION_HELP, printJson, printLine, printTable } from './output.ts';
 import { withDatabase } from './session.ts';
 
@@ -16,7 +16,7 @@ async function appliedMigrations(db: Queryable): Promise<Map<string, Date>> {
 
 async function statusOf(applied: Map<string, Date>): Promise<MigrationStatus[]> {
   // Loaded on use, like the database (session.ts): --help need not load every migration.
-  const { MIGRATIONS } = await import('../migrations/index.ts');
+  const { MIGRATIONS } = await import('../index.ts');
   const known = MIGRATIONS.map(({ name }): MigrationStatus => {
     const at = applied.get(name);
     return { name, state: at ? 'applied' : 'pending', applied_at: at?.toISOString() ?? null };

@@ -55,7 +55,7 @@ export async function describeFailure(error: unknown, env: NodeJS.ProcessEnv = p
   if (error instanceof UsageError) return { exitCode: EXIT.usage, message: error.message };
   if (error instanceof ConfigError) return { exitCode: EXIT.failure, message: `invalid configuration: ${error.problems.join('; ')}` };
   // Loaded on a failure only: the error path pulls in tRPC and Sequelize (see session.ts).
-  const [{ toErrorResponse }, { describeStartFailure, isStartFailure }] = await Promise.all([import('../errors/response.ts'), import('../roles/start-failure.ts')]);
+  const { toErrorResponse, describeStartFailure, isStartFailure } = await import('../index.ts');
   // What would stop the service's start stops a command the same way, in the same words.
   if (isStartFailure(error)) return { exitCode: EXIT.failure, message: describeStartFailure(error, env) };
   const response = toErrorResponse(error);

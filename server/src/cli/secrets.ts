@@ -4,7 +4,7 @@ import { wantsProgressBar, withProgressBar } from './progress.ts';
 import { CLI_ACTOR, withServices } from './session.ts';
 
 async function reencrypt(options: { json?: boolean }): Promise<void> {
-  const { countPendingSecrets } = await import('../secrets/reencrypt.ts');
+  const { countPendingSecrets } = await import('../index.ts');
   const report = await withServices((admin, deps) =>
     wantsProgressBar(options)
       ? withProgressBar('re-encrypting', () => countPendingSecrets(deps), (onProgress) => admin.reencryptSecrets(deps, CLI_ACTOR, onProgress))

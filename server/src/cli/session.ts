@@ -1,14 +1,11 @@
-import type { Actor } from '../admin/admin.service.ts';
-import { loadConfig, type Config } from '../config.ts';
-import type { Deps } from '../deps.ts';
-import type { Db } from '../lib/db.ts';
-import type { Logger } from '../lib/logger.ts';
+import { loadConfig } from '../config.ts';
+import type { Actor, Config, Db, Deps, Logger } from '../index.ts';
 
-// The services and the database stack (Sequelize, pg-boss, argon2, …) are imported when a
-// command first needs them, not at start: loading them takes a second or more, which
-// `--help` and a refused value should not cost.
+// The server's face (../index.ts), and with it the services and the database stack
+// (Sequelize, pg-boss, argon2, …), is imported when a command first needs it, not at start:
+// loading it takes a second or more, which `--help` and a refused value should not cost.
 
-export type AdminService = typeof import('../admin/admin.service.ts');
+export type AdminService = typeof import('../index.ts')['adminService'];
 
 /** The CLI acts as no account, on the server itself; the audit log says so (account_id NULL). */
 export const CLI_ACTOR: Actor = { accountId: null, request: { ip: '', requestId: 'cli', userAgent: 'gatehouse-cli' } };
@@ -19,7 +16,7 @@ export const CLI_ACTOR: Actor = { accountId: null, request: { ip: '', requestId:
  * bury a person's answer under start-up chatter.
  */
 async function cliLogger(config: Config, env: NodeJS.ProcessEnv): Promise<Logger> {
-  const [{ default: pino }, { createLogger }] = await Promise.all([import('pino'), import('../lib/logger.ts')]);
+  const [{ default: pino }, { createLogger }] = await Promise.all([import('pino'), import('../index.ts')]);
   return createLogger(env.LOG_LEVEL ? config.logLevel : 'warn', pino.destination(2));
 }
 
@@ -30,10 +27,10 @@ async function cliLogger(config: Config, env: NodeJS.ProcessEnv): Promise<Logger
  */
 export async function withServices<T>(work: (admin: AdminService, deps: Deps) => Promise<T>, env: NodeJS.ProcessEnv = process.env): Promise<T> {
   const config = loadConfig(env);
-  const [{ createDeps }, admin, logger] = await Promise.all([import('../deps.ts'), import('../admin/admin.service.ts'), cliLogger(config, env)]);
+  const [{ createDeps, adminService }, logger] = await Promise.all([import('../index.ts'), cliLogger(config, env)]);
   const deps = await createDeps(config, { superviseQueue: false, authCache: false, logger });
   try {
-    return await work(admin, deps);
+    return await work(adminService, deps);
   } finally {
     await deps.close();
   }
@@ -42,7 +39,7 @@ export async function withServices<T>(work: (admin: AdminService, deps: Deps) =>
 /** The database alone, for commands that must not change it as createDeps does (it migrates). */
 export async function withDatabase<T>(work: (db: Db) => Promise<T>, env: NodeJS.ProcessEnv = process.env): Promise<T> {
   const config = loadConfig(env);
-  const [{ createDatabase }, logger] = await Promise.all([import('../lib/db.ts'), cliLogger(config, env)]);
+  const [{ createDatabase }, logger] = await Promise.all([import('../index.ts'), cliLogger(config, env)]);
   const db = await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
   try {
     return await work(db);

@@ -1,4 +1,5 @@
 import type { Deps } from '../deps.ts';
+import { bearerToken, readCookie } from '../lib/http-credentials.ts';
 
 /** What a procedure may ask the transport to add to its answer (cookies, a 201). */
 export type ResponseControl = { status?: number; headers: Array<[string, string]> };
@@ -53,26 +54,12 @@ export const HOST_DEVICE_COOKIE = `__Host-${DEVICE_COOKIE}`;
 /** The name the device cookie is set under: `__Host-` where the service is reached over https. */
 export const deviceCookieName = (publicUrl: string) => (publicUrl.startsWith('https:') ? HOST_DEVICE_COOKIE : DEVICE_COOKIE);
 
-/** The value of cookie `name` in a `Cookie` header, or undefined when absent or empty. */
-export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const index = part.indexOf('=');
-    if (index > 0 && part.slice(0, index).trim() === name) {
-      const value = part.slice(index + 1).trim();
-      return value || undefined;
-    }
-  }
-  return undefined;
-}
-
 export function credentialsFromHeaders(headers: { authorization?: string; cookie?: string }): Credentials {
   // Both names, whatever PUBLIC_URL says: a `__Host-` one only ever arrives over https, and
   // a plain one set before the switch to it keeps counting until it expires.
   const device = readCookie(headers.cookie, HOST_DEVICE_COOKIE) ?? readCookie(headers.cookie, DEVICE_COOKIE);
   if (headers.authorization) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization);
-    return { bearer: match?.[1] ?? '', device };
+    return { bearer: bearerToken(headers.authorization) ?? '', device };
   }
   return { cookie: readCookie(headers.cookie, SESSION_COOKIE), device };
 }

@@ -1,3 +1,4 @@
+import type { ZodType } from 'zod';
 import type { Deps } from '../deps.ts';
 import type { Tx } from '../lib/db.ts';
 import type { WebhookHeaders } from './shared/signature.ts';
@@ -46,6 +47,8 @@ export type WebhookProvider<Secret, Event> = {
   externalId(event: Event): string;
   /** Parses bytes that were verified on the way in. */
   parse(raw: Buffer): Event;
+  /** The fields `parse` reads, as its scheme checks them: the request body of the API reference. */
+  payload: ZodType;
   /** Applies the event in the worker's transaction: effect and inbox state commit together. */
   handle(deps: Deps, tx: Tx, event: Event, entry: InboxEntry): Promise<Outcome>;
 };

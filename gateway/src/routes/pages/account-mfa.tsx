@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import QRCode from 'qrcode';
-import type { ErrorCode } from '../../../../server/src/errors/errors.ts';
+import type { ErrorCode } from '../../../../server/src/index.ts';
 import type { AccountForm, AccountFormState, MfaStage } from '../../pages/account-types.ts';
 import type { Notice } from '../../pages/components.tsx';
 import { CODE_LABEL } from '../../pages/second-factor.tsx';

@@ -1,7 +1,6 @@
 import type { Context as KoaContext } from 'koa';
 import { koaBody } from 'koa-body';
-import { AppError } from '../../../../server/src/errors/errors.ts';
-import { hasControlCharacter } from '../../../../server/src/lib/text.ts';
+import { AppError, hasControlCharacter } from '../../../../server/src/index.ts';
 import { contentTypeOf } from '../../http.ts';
 
 /**

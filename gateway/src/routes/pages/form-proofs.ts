@@ -1,6 +1,5 @@
 import type { inferRouterInputs } from '@trpc/server';
-import { AppError } from '../../../../server/src/errors/errors.ts';
-import type { AppRouter } from '../../../../server/src/router.ts';
+import { AppError, type AppRouter } from '../../../../server/src/index.ts';
 import type { FormFields } from './form-body.ts';
 
 type AuthInputs = inferRouterInputs<AppRouter>['auth'];

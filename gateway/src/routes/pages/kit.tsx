@@ -2,18 +2,12 @@ import type Router from '@koa/router';
 import { TRPCError } from '@trpc/server';
 import type { Context as KoaContext, Next } from 'koa';
 import type { VNode } from 'preact';
-import { createContextInner, credentialsFromHeaders, SESSION_COOKIE, type BrowserWrite, type Context, type RequestInfo } from '../../../../server/src/trpc/context.ts';
-import type { Deps } from '../../../../server/src/deps.ts';
-import { toErrorResponse } from '../../../../server/src/errors/response.ts';
-import type { Logger } from '../../../../server/src/lib/logger.ts';
-import { appRouter } from '../../../../server/src/router.ts';
-import { createCallerFactory } from '../../../../server/src/trpc/procedures.ts';
-import { clearedCookieHeader, cookieHeader, readCookie } from '../../cookies.ts';
-import { browserWriteOf, trustedOrigins } from '../../origins.ts';
+import { clearedCookieHeader, cookieHeader, createCaller, createContextInner, credentialsFromHeaders, readCookie, SESSION_COOKIE, toErrorResponse, type BrowserWrite, type Context, type Deps, type Logger } from '../../../../server/src/index.ts';
 import { CSRF_FIELD, csrfToken, csrfTokenMatches, isVisitorId, newVisitorId, VISITOR_COOKIE } from '../../pages/csrf.ts';
 import { ProblemPage, type Problem } from '../../pages/problem-view.tsx';
 import { problemFor, refusedFormProblem } from '../../pages/problems.ts';
 import { loadsScript, renderDocument } from '../../pages/render.ts';
+import { requestInfoOf } from '../../request-info.ts';
 import { readFormBody, type FormFields } from './form-body.ts';
 
 const PAGE_POLICY = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -42,33 +36,19 @@ const PAGE_HEADERS = {
  */
 const CHECKED_BY_PAGE: BrowserWrite = { crossSite: false, json: true };
 
-type PageState = { requestInfo?: RequestInfo; pageContext?: Context; visitorId?: string; sessionCleared?: boolean; logger?: Logger };
+type PageState = { pageContext?: Context; visitorId?: string; sessionCleared?: boolean; logger?: Logger };
 
 export type PageKit = ReturnType<typeof createPageKit>;
 export type PageHandler = (ctx: KoaContext) => Promise<void> | void;
 export type FormHandler = (ctx: KoaContext, form: FormFields) => Promise<void> | void;
 
-const createCaller = createCallerFactory(appRouter);
-
 export function createPageKit(deps: Deps) {
-  const trusted = trustedOrigins(deps.config);
   const state = (ctx: KoaContext) => ctx.state as PageState;
-
-  function requestInfo(ctx: KoaContext): RequestInfo {
-    // Kept on ctx.state: the gateway's access log reads the account a procedure authenticated from it.
-    state(ctx).requestInfo ??= {
-      ip: ctx.ip,
-      userAgent: ctx.get('user-agent') || undefined,
-      requestId: ctx.state.requestId,
-      browserWrite: browserWriteOf(ctx, trusted),
-    };
-    return state(ctx).requestInfo!;
-  }
 
   /** The procedures, as REST and tRPC call them, for this request; pages use the session cookie only. */
   function call(ctx: KoaContext) {
     const page = state(ctx);
-    page.pageContext ??= createContextInner(deps, credentialsFromHeaders({ cookie: ctx.get('cookie') }), requestInfo(ctx));
+    page.pageContext ??= createContextInner(deps, credentialsFromHeaders({ cookie: ctx.get('cookie') }), requestInfoOf(ctx));
     return createCaller(page.pageContext);
   }
 
@@ -148,7 +128,7 @@ export function createPageKit(deps: Deps) {
    * session. Any refusal is a 403 page, and nothing has been done.
    */
   async function acceptForm(ctx: KoaContext, next: Next): Promise<void> {
-    const info = requestInfo(ctx);
+    const info = requestInfoOf(ctx);
     if (info.browserWrite?.crossSite) return sendProblem(ctx, 403, refusedFormProblem(formPageOf(ctx.path)));
     const form = await readFormBody(ctx);
     const visitor = readCookie(ctx.get('cookie'), VISITOR_COOKIE);

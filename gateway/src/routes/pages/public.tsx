@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import { CheckInboxPage, ForgotPasswordPage, LoginPage, RegisterPage, ResendVerificationPage } from '../../pages/public-views.tsx';
-import { toErrorResponse } from '../../../../server/src/errors/response.ts';
+import { toErrorResponse } from '../../../../server/src/index.ts';
 import type { Notice } from '../../pages/components.tsx';
 import type { FormFields } from './form-body.ts';
 import type { PageKit } from './kit.tsx';

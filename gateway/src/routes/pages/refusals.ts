@@ -1,6 +1,5 @@
 import type { Context as KoaContext } from 'koa';
-import { toErrorResponse } from '../../../../server/src/errors/response.ts';
-import type { ErrorCode } from '../../../../server/src/errors/errors.ts';
+import { toErrorResponse, type ErrorCode } from '../../../../server/src/index.ts';
 import type { FormState, Notice } from '../../pages/components.tsx';
 import { fieldMessage, waitText } from '../../pages/wording.ts';
 import type { FormFields } from './form-body.ts';

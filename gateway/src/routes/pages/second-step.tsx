@@ -1,7 +1,6 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import { toErrorResponse } from '../../../../server/src/errors/response.ts';
-import { clearedCookieHeader, cookieHeader, readCookie } from '../../cookies.ts';
+import { clearedCookieHeader, cookieHeader, readCookie, toErrorResponse } from '../../../../server/src/index.ts';
 import type { Notice } from '../../pages/components.tsx';
 import { RECOVERY_CODE_LABEL, SecondStepPage, TOTP_CODE_LABEL, type SecondStepMethod } from '../../pages/login-mfa-view.tsx';
 import { LoginPage } from '../../pages/public-views.tsx';

@@ -1,7 +1,6 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import { toErrorResponse } from '../../../../server/src/errors/response.ts';
-import { hasControlCharacter } from '../../../../server/src/lib/text.ts';
+import { hasControlCharacter, toErrorResponse } from '../../../../server/src/index.ts';
 import { DonePage } from '../../pages/public-views.tsx';
 import { ConfirmEmailPage, LinkProblemPage, ResetPasswordPage, VerifyEmailPage } from '../../pages/token-views.tsx';
 import type { PageKit } from './kit.tsx';

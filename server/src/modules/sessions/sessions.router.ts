@@ -3,7 +3,7 @@ import { noInput, successOutput } from '../../lib/validation.ts';
 import { authedProcedure, publicProcedure } from '../../trpc/procedures.ts';
 import { AUTH_ROUTE_ERRORS, authRoute, setCookieHeader } from '../../trpc/rest-meta.ts';
 import { loginMfaInput, loginPasskeyInput, optionsOutput, passkeyLoginOptionsInput, passkeySignInOptions } from '../mfa/index.ts';
-import { signedIn, signedOut } from './sessions.cookies.ts';
+import { CLEARED_SESSION_COOKIE_SHOWN, SESSION_COOKIE_SHOWN, signedIn, signedOut } from './sessions.cookies.ts';
 import { loginInput, loginOutput, revokeAllSessionsInput, revokeAllSessionsOutput, sessionIdInput, sessionsOutput } from './sessions.schemas.ts';
 import { logout, listSessions, revokeAllSessions, revokeSession } from './sessions.service.ts';
 import { login, loginSecondStep, loginWithPasskey } from './sessions.sign-in.ts';
@@ -21,7 +21,7 @@ export const sessionsProcedures = {
         429: 'Too many attempts for this account or IP',
       },
       responseHeaders: setCookieHeader(
-        'svc_token=<jwt>; Path=/; HttpOnly; SameSite=Lax; Max-Age=<JWT_TTL s>, plus Secure over https. A client that has not ' +
+        `${SESSION_COOKIE_SHOWN}, plus Secure over https. A client that has not ` +
           'logged in to this account before also gets svc_device=<signed device id> (one year; over https named __Host-svc_device): ' +
           'sent back on later logins, it keeps the account-wide failed-login cap from locking this client out.',
       ),
@@ -65,7 +65,7 @@ export const sessionsProcedures = {
       protect: true,
       beforeMfaSetup: true,
       errors: { 401: 'No valid session JWT or cookie (an API key has no session to end)' },
-      responseHeaders: setCookieHeader('svc_token=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0'),
+      responseHeaders: setCookieHeader(CLEARED_SESSION_COOKIE_SHOWN),
     }))
     .input(noInput)
     .output(successOutput)

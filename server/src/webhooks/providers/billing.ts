@@ -1,7 +1,7 @@
 import { AppError } from '../../errors/errors.ts';
 import { applySubscriptionChange, type SubscriptionChange } from '../../modules/billing/index.ts';
 import { defineProvider, ignored, outcomeOf } from '../provider.ts';
-import { parsePaddleEvent, verifyPaddle } from '../schemes/paddle.ts';
+import { paddlePayload, parsePaddleEvent, verifyPaddle } from '../schemes/paddle.ts';
 import { isRecord } from '../shared/payload.ts';
 
 /** The subscription billing provider (Paddle Billing) at POST /billingprovider/webhook. */
@@ -16,6 +16,7 @@ export const billing = defineProvider({
   verify: verifyPaddle,
   externalId: (event) => event.eventId,
   parse: parsePaddleEvent,
+  payload: paddlePayload,
   async handle(deps, tx, event) {
     if (!event.eventType.startsWith('subscription.')) return ignored(`event type ${event.eventType} is not handled`);
     const change = readSubscription(event.data, event.occurredAt);

@@ -1,5 +1,5 @@
 import { defineProvider, ignored } from '../provider.ts';
-import { parseTelegramUpdate, verifyTelegram, type TelegramUpdate } from '../schemes/telegram.ts';
+import { parseTelegramUpdate, telegramPayload, verifyTelegram, type TelegramUpdate } from '../schemes/telegram.ts';
 import { storeMessageOf, visitorBotEndpoint } from './visitor-bot.ts';
 
 /*
@@ -17,6 +17,7 @@ export const messengerone = defineProvider({
   verify: (raw, headers, secret) => verifyTelegram(raw, headers, secret),
   externalId: (update) => String(update.updateId),
   parse: parseTelegramUpdate,
+  payload: telegramPayload,
   async handle(deps, tx, update, entry) {
     const message = update.message;
     if (!message) return ignored(`update kind ${updateKind(update)} is not handled`);

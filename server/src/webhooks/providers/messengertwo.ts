@@ -1,5 +1,5 @@
 import { defineProvider, ignored } from '../provider.ts';
-import { parseViberEvent, verifyViber } from '../schemes/viber.ts';
+import { parseViberEvent, verifyViber, viberPayload } from '../schemes/viber.ts';
 import { storeMessageOf, visitorBotEndpoint } from './visitor-bot.ts';
 
 /**
@@ -14,6 +14,7 @@ export const messengertwo = defineProvider({
   verify: (raw, headers, botToken) => verifyViber(raw, headers, botToken),
   externalId: (event) => event.eventId,
   parse: parseViberEvent,
+  payload: viberPayload,
   async handle(deps, tx, event, entry) {
     if (event.event !== 'message') return ignored(`event ${event.event} is not handled`);
     if (event.text === undefined || !event.sender) return ignored('not a text message');

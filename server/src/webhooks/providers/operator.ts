@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.ts';
 import type { Tx } from '../../lib/db.ts';
 import { enqueueOperatorMessages, linkChatWithCode, unlinkChat } from '../../modules/notifications/index.ts';
 import { PROCESSED, defineProvider, ignored, type Outcome } from '../provider.ts';
-import { parseTelegramUpdate, verifyTelegram } from '../schemes/telegram.ts';
+import { parseTelegramUpdate, telegramPayload, verifyTelegram } from '../schemes/telegram.ts';
 
 const START = /^\/start(?:@\w+)?(?:\s+(\S+))?\s*$/i;
 const STOP = /^\/stop(?:@\w+)?\s*$/i;
@@ -30,6 +30,7 @@ export const operator = defineProvider({
   verify: (raw, headers, secret) => verifyTelegram(raw, headers, secret),
   externalId: (update) => String(update.updateId),
   parse: parseTelegramUpdate,
+  payload: telegramPayload,
   async handle(deps, tx, update, entry) {
     const message = update.message;
     if (!message?.text) return ignored('not a text message');

@@ -1,6 +1,6 @@
 import { applyPaymentChange, siteWebhookSecret, type PaymentChange, type PaymentStatus } from '../../modules/sites/index.ts';
 import { defineProvider, ignored, outcomeOf } from '../provider.ts';
-import { parseStripeEvent, verifyStripe, type StripeEvent } from '../schemes/stripe.ts';
+import { parseStripeEvent, stripePayload, verifyStripe, type StripeEvent } from '../schemes/stripe.ts';
 import { isRecord } from '../shared/payload.ts';
 
 const STATUS_BY_EVENT: Record<string, PaymentStatus> = {
@@ -23,6 +23,7 @@ export const payment = defineProvider({
   verify: verifyStripe,
   externalId: (event) => event.id,
   parse: parseStripeEvent,
+  payload: stripePayload,
   async handle(deps, tx, event, entry) {
     const change = readChange(event);
     if (typeof change === 'string') return ignored(change);

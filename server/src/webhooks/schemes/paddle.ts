@@ -1,4 +1,5 @@
-import { PayloadError, parseJsonObject, requireObject, requireString } from '../shared/payload.ts';
+import { z } from 'zod';
+import { objectField, parseJsonObject, readFields, stringField } from '../shared/payload.ts';
 import { verifyTimestampedHmac, type TimestampedScheme, type WebhookHeaders } from '../shared/signature.ts';
 
 /**
@@ -13,6 +14,25 @@ const PADDLE_SIGNATURE: TimestampedScheme = {
   joiner: ':',
   toleranceSeconds: 300,
 };
+
+// Paddle sends RFC 3339 with microseconds (`2024-04-12T10:18:49.621022Z`); Date keeps
+// milliseconds, which is enough to order events. Other shapes are refused rather than
+// handed to Date's implementation-defined fallback parser.
+const RFC_3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+const NOT_RFC_3339 = 'payload field occurred_at is not an RFC 3339 timestamp';
+
+/** The fields of a Paddle Billing notification the scheme reads. */
+export const paddlePayload = z
+  .looseObject({
+    event_id: stringField('event_id'),
+    event_type: stringField('event_type'),
+    occurred_at: stringField('occurred_at')
+      .regex(RFC_3339, { error: NOT_RFC_3339 })
+      .refine((text) => !Number.isNaN(new Date(text).getTime()), { error: NOT_RFC_3339 })
+      .meta({ format: 'date-time' }),
+    data: objectField('data'),
+  })
+  .meta({ description: 'A Paddle Billing notification.' });
 
 export type PaddleEvent = {
   eventId: string;
@@ -29,23 +49,6 @@ export function verifyPaddle(raw: Buffer, headers: WebhookHeaders, secrets: stri
 
 /** Parses a body already verified (the worker reads it back from the inbox). */
 export function parsePaddleEvent(raw: Buffer): PaddleEvent {
-  const body = parseJsonObject(raw);
-  return {
-    eventId: requireString(body, 'event_id'),
-    eventType: requireString(body, 'event_type'),
-    occurredAt: parseOccurredAt(requireString(body, 'occurred_at')),
-    data: requireObject(body, 'data'),
-  };
-}
-
-// Paddle sends RFC 3339 with microseconds (`2024-04-12T10:18:49.621022Z`); Date keeps
-// milliseconds, which is enough to order events. Other shapes are refused rather than
-// handed to Date's implementation-defined fallback parser.
-function parseOccurredAt(text: string): Date {
-  const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-  const date = new Date(text);
-  if (!iso.test(text) || Number.isNaN(date.getTime())) {
-    throw new PayloadError('payload field occurred_at is not an RFC 3339 timestamp');
-  }
-  return date;
+  const body = readFields(paddlePayload, parseJsonObject(raw));
+  return { eventId: body.event_id, eventType: body.event_type, occurredAt: new Date(body.occurred_at), data: body.data };
 }

@@ -1,4 +1,5 @@
-import { parseJsonObject, requireInteger, requireObject, requireString } from '../shared/payload.ts';
+import { z } from 'zod';
+import { integerField, objectField, parseJsonObject, readFields, stringField } from '../shared/payload.ts';
 import { verifyTimestampedHmac, type TimestampedScheme, type WebhookHeaders } from '../shared/signature.ts';
 
 /**
@@ -15,6 +16,16 @@ const STRIPE_SIGNATURE: TimestampedScheme = {
   toleranceSeconds: 300,
 };
 
+/** The fields of a Stripe `Event` the scheme reads. */
+export const stripePayload = z
+  .looseObject({
+    id: stringField('id'),
+    type: stringField('type'),
+    created: integerField('created'),
+    data: objectField('data', { object: objectField('object') }),
+  })
+  .meta({ description: 'A Stripe `Event`.' });
+
 export type StripeEvent = {
   id: string;
   type: string;
@@ -29,11 +40,6 @@ export function verifyStripe(raw: Buffer, headers: WebhookHeaders, secret: strin
 
 /** Parses a body already verified (the worker reads it back from the inbox). */
 export function parseStripeEvent(raw: Buffer): StripeEvent {
-  const body = parseJsonObject(raw);
-  return {
-    id: requireString(body, 'id'),
-    type: requireString(body, 'type'),
-    created: requireInteger(body, 'created'),
-    object: requireObject(requireObject(body, 'data'), 'object'),
-  };
+  const body = readFields(stripePayload, parseJsonObject(raw));
+  return { id: body.id, type: body.type, created: body.created, object: body.data.object };
 }

@@ -1,7 +1,19 @@
-import { PayloadError, decodeJsonText, isRecord, parseJsonObject, requireInteger, requireString } from '../shared/payload.ts';
+import { z } from 'zod';
+import { decodeJsonText, integerField, isRecord, parseJsonObject, readFields, stringField } from '../shared/payload.ts';
 import { SignatureError, hmacSha256Hex, isSha256Hex, requireHeader, safeEqualHex, type WebhookHeaders } from '../shared/signature.ts';
 
 const VIBER_SIGNATURE_HEADER = 'x-viber-content-signature';
+
+const USER_ID_MISSING = 'payload user id is missing';
+
+/** The fields of a Viber callback the scheme requires. */
+const viberCallback = z.looseObject({ event: stringField('event'), timestamp: integerField('timestamp') });
+
+/** The author of an event (`sender`, or `user` for subscribed and conversation_started), when it is an object. */
+const viberUser = z.looseObject({ id: z.string({ error: USER_ID_MISSING }).min(1, { error: USER_ID_MISSING }) });
+
+/** What the scheme reads of a Viber callback: the fields it requires, and the sender when there is one. */
+export const viberPayload = viberCallback.extend({ sender: viberUser.optional() }).meta({ description: 'A Viber callback.' });
 
 export type ViberEvent = {
   eventId: string;
@@ -25,8 +37,7 @@ export function verifyViber(raw: Buffer, headers: WebhookHeaders, botToken: stri
 /** Parses a body already verified (the worker reads it back from the inbox). */
 export function parseViberEvent(raw: Buffer): ViberEvent {
   const body = parseJsonObject(raw);
-  const event = requireString(body, 'event');
-  const timestamp = requireInteger(body, 'timestamp');
+  const { event, timestamp } = readFields(viberCallback, body);
   // Message events name the author `sender`; subscribed / conversation_started name `user`.
   const sender = parseUser(body.sender) ?? parseUser(body.user);
   const userId = sender?.id ?? (typeof body.user_id === 'string' ? body.user_id : '');
@@ -42,8 +53,8 @@ export function parseViberEvent(raw: Buffer): ViberEvent {
 
 function parseUser(value: unknown): { id: string; name?: string } | undefined {
   if (!isRecord(value)) return undefined;
-  if (typeof value.id !== 'string' || value.id === '') throw new PayloadError('payload user id is missing');
-  return typeof value.name === 'string' ? { id: value.id, name: value.name } : { id: value.id };
+  const user = readFields(viberUser, value);
+  return typeof user.name === 'string' ? { id: user.id, name: user.name } : { id: user.id };
 }
 
 /**

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /** The signature was valid but the body cannot be used (not JSON, missing id ...). Answer 400. */
 export class PayloadError extends Error {
   override readonly name = 'PayloadError';
@@ -32,22 +34,27 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+// A scheme says which fields it reads as a zod schema: its parser checks a payload against
+// it, and the API reference shows it (gateway/src/routes/openapi-webhooks.ts). Each field
+// names itself in the one problem a refused payload is answered with.
+const missing = (key: string, what: string) => `payload field ${key} is missing or not ${what}`;
+
 /** A required non-empty string field of the payload. */
-export function requireString(source: Record<string, unknown>, key: string): string {
-  const value = source[key];
-  if (typeof value !== 'string' || value === '') throw new PayloadError(`payload field ${key} is missing or not a string`);
-  return value;
-}
+export const stringField = (key: string) => z.string({ error: missing(key, 'a string') }).min(1, { error: missing(key, 'a string') });
 
 /** A required integer field that fits a JS number exactly. */
-export function requireInteger(source: Record<string, unknown>, key: string): number {
-  const value = source[key];
-  if (!Number.isSafeInteger(value)) throw new PayloadError(`payload field ${key} is missing or not an integer`);
-  return value as number;
-}
+export const integerField = (key: string) => z.int({ error: missing(key, 'an integer') });
 
-export function requireObject(source: Record<string, unknown>, key: string): Record<string, unknown> {
-  const value = source[key];
-  if (!isRecord(value)) throw new PayloadError(`payload field ${key} is missing or not an object`);
-  return value;
+/** A required object field, with the fields read from it; the others are kept as sent. */
+export const objectField = <Shape extends z.ZodRawShape>(key: string, shape?: Shape) => z.looseObject(shape ?? ({} as Shape), { error: missing(key, 'an object') });
+
+/**
+ * The payload, once `schema` has found the fields it reads as it says: otherwise its first
+ * problem, in the schema's order, is the PayloadError. The payload itself comes back, not
+ * zod's copy of it.
+ */
+export function readFields<Schema extends z.ZodType>(schema: Schema, body: Record<string, unknown>): z.output<Schema> {
+  const result = schema.safeParse(body);
+  if (!result.success) throw new PayloadError(result.error.issues[0].message);
+  return body as z.output<Schema>;
 }

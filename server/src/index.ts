@@ -1,0 +1,49 @@
+// The server's one face: the gateway (gateway/src), the operator CLI (cli/) and the bench
+// (bench/) import the server through this file and nothing else; tests/architecture.unit.test.ts
+// holds them to it. What is not listed here is the server's own business.
+
+// Settings: read and checked once, from the environment.
+export { loadConfig, type Config } from './config.ts';
+
+// Dependencies: the one place that makes connections, and what it hands down.
+export { createDeps, type Deps, type DepsOverrides } from './deps.ts';
+
+// Procedures: the one app router, called over HTTP by the gateway and in process by the pages and the bench.
+export { appRouter, createCaller, type AppRouter } from './router.ts';
+export type { ProcedureMeta } from './trpc/procedures.ts';
+
+// A procedure's context: the caller's credentials and what the transport saw of the request.
+export { createContext, createContextInner, credentialsFromHeaders, SESSION_COOKIE, type BrowserWrite, type Context, type RequestInfo } from './trpc/context.ts';
+
+// Credentials in HTTP headers: the Bearer token, cookies read and set.
+export { bearerToken, clearedCookieHeader, cookieHeader, readCookie } from './lib/http-credentials.ts';
+
+// Errors: the closed list of codes, and the one answer any failure becomes.
+export { AppError, ERROR_CODES, ERRORS, errorBody, tooLargeMessage, type ErrorCode } from './errors/errors.ts';
+export { toErrorResponse } from './errors/response.ts';
+
+// Process roles: the worker, and a failed start told in one line.
+export { startWorker, type Worker } from './roles/worker.ts';
+export { StartError } from './roles/start-error.ts';
+export { describeStartFailure, isStartFailure } from './roles/start-failure.ts';
+
+// The database: a bare connection (for commands that must not migrate), its outages, the schema's state.
+export { createDatabase, isDatabaseUnavailable, type Db, type Queryable } from './lib/db.ts';
+export { MIGRATIONS, migrationsApplied } from './migrations/index.ts';
+
+// Webhooks: the registry of providers, the intake that keeps a verified delivery, the inbox's counts.
+export { PROVIDERS } from './webhooks/registry.ts';
+export { PROVIDER_NAMES, type AnyWebhookProvider, type ProviderName } from './webhooks/provider.ts';
+export { createWebhookIntake } from './webhooks/inbox/intake.ts';
+export { countByProviderAndState, type InboxState } from './webhooks/inbox/repo.ts';
+
+// Operators: the admin services the CLI calls (the admin procedures call the same).
+export * as adminService from './admin/admin.service.ts';
+export type { Actor } from './admin/admin.service.ts';
+export { countPendingSecrets } from './secrets/reencrypt.ts';
+
+// Small shared pieces: logging, constant-time comparison, text checks, the password hasher's shape.
+export { createLogger, type Logger } from './lib/logger.ts';
+export { safeEqual } from './lib/crypto.ts';
+export { escapeHtml, hasControlCharacter } from './lib/text.ts';
+export type { PasswordHasher } from './lib/passwords.ts';
