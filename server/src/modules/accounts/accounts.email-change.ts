@@ -57,6 +57,7 @@ export async function confirmEmailChange(deps: Deps, token: string, request: Req
     const used = await useToken(tx, deps.clock, 'email_change', token);
     if (!used?.new_email) return undefined;
     if (await emailIsTaken(tx, used.new_email)) return undefined;
+    // The token just used is the account's: tokens go with their account (ON DELETE CASCADE).
     const before = (await lockAccount(tx, { id: used.account_id }))!;
     await setEmail(tx, used.account_id, used.new_email, deps.clock.now());
     await voidTokens(tx, deps.clock, used.account_id, TAKEOVER_LINKS);

@@ -62,6 +62,7 @@ export async function register(deps: Deps, input: RegisterInput, request: Reques
       const token = await issueToken(tx, deps.clock, created, 'verify', registration);
       return verificationMail(input.email, input.name, verifyUrl(deps, token));
     }
+    // The insert conflicted on this address, so an account has it.
     const existing = (await repo.lockAccount(tx, { email: input.email }))!;
     if (existing.email_verified) return alreadyRegisteredMail(input.email, existing.name, deps.config.publicUrl);
     const token = await issueToken(tx, deps.clock, existing.id, 'verify', registration);
