@@ -82,15 +82,18 @@ const moduleOf = (file: string) => (file.startsWith(MODULES) ? /^([^/]+)\//.exec
 const isFace = (file: string) => file === `${MODULES}${moduleOf(file)}/index.ts`;
 
 /**
- * The two composition roots reach behind a face, each for what a face cannot carry. router.ts
+ * The composition roots reach behind a face, each for what a face cannot carry. router.ts
  * mounts each module's procedures (`<module>.router.ts`): every router builds on
  * trpc/procedures.ts, which imports the sessions and mfa faces, so a face that re-exported
  * its procedures would close a cycle. deps.ts builds the sessions' cache and touch writer:
- * the sessions face names Deps.
+ * the sessions face names Deps. And the list of sealed columns deps.ts checks at start.
  */
 const BEHIND_FACES: Record<string, RegExp> = {
   'server/src/router.ts': /^server\/src\/modules\/([^/]+)\/\1\.router\.ts$/,
   'server/src/deps.ts': /^server\/src\/modules\/sessions\/sessions\.(?:cache|touches)\.ts$/,
+  // The sealed columns' owners, for the DATA_KEY check deps.ts runs at start: the sites and
+  // channels faces name Deps. Their repos import nothing that does.
+  'server/src/secrets/sealed-columns.ts': /^server\/src\/modules\/(accounts|sites|channels)\/\1\.repo\.ts$/,
 };
 
 test('every module has a face: an index.ts', () => {
@@ -215,6 +218,100 @@ test('every package the code imports is declared; what the service runs on is a 
   }
   assert.equal(undeclared, []);
   assert.equal(devAtRuntime, []);
+});
+
+// ------------------------------------------------------------ one owner per table
+
+const MIGRATIONS_DIR = 'server/src/migrations/';
+
+/** Every table the migrations create, and the migrator its record of them. */
+const MIGRATED_TABLES = [...sourceFiles(join(root, MIGRATIONS_DIR)), join(root, 'server/src/lib/migrator.ts')]
+  .flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/\bCREATE TABLE (?:IF NOT EXISTS )?([a-z_]+)/g)].map((match) => match[1]))
+  .sort();
+
+const ACCOUNTS_REPO = 'server/src/modules/accounts/accounts.repo.ts';
+const MFA_REPO = 'server/src/modules/mfa/mfa.repo.ts';
+
+/**
+ * Each table and the files whose SQL may name it: its owner's repo (docs/ARCHITECTURE.md).
+ * Everyone else calls a function of the owner's face. The migrations, which make the
+ * tables, are the one other place.
+ */
+const OWNERS: Record<string, string[]> = {
+  accounts: [ACCOUNTS_REPO],
+  email_tokens: [ACCOUNTS_REPO],
+  sessions: ['server/src/modules/sessions/sessions.repo.ts'],
+  audit_events: ['server/src/modules/activity/activity.repo.ts'],
+  billing_subscriptions: ['server/src/modules/billing/billing.repo.ts'],
+  sites: ['server/src/modules/sites/sites.repo.ts'],
+  payments: ['server/src/modules/sites/sites.repo.ts'],
+  channels: ['server/src/modules/channels/channels.repo.ts'],
+  channel_messages: ['server/src/modules/channels/channels.repo.ts'],
+  operator_link_codes: ['server/src/modules/notifications/notifications.repo.ts'],
+  operator_chats: ['server/src/modules/notifications/notifications.repo.ts'],
+  mfa_totp: [MFA_REPO],
+  mfa_recovery_codes: [MFA_REPO],
+  passkeys: [MFA_REPO],
+  mfa_challenges: [MFA_REPO],
+  mfa_step_ups: [MFA_REPO],
+  webhook_inbox: ['server/src/webhooks/inbox/repo.ts'],
+  rate_limits: ['server/src/lib/rate-limiter.ts'],
+  data_key_check: ['server/src/secrets/data-key-check.ts'],
+  schema_migrations: ['server/src/lib/migrator.ts', 'server/src/lib/migration-status.ts'],
+};
+
+/**
+ * Statements that name another owner's table, each with its reason. The session join runs on
+ * every request the /me cache misses; as two statements it would cost a second round trip
+ * there (sessions.repo.ts says more). Its account columns come from the accounts face.
+ */
+const SHARED: Array<{ file: string; table: string }> = [{ file: 'server/src/modules/sessions/sessions.repo.ts', table: 'accounts' }];
+
+/** `table -> file` for every statement naming a table outside the files allowed to. */
+function misplacedStatements(files: Array<{ file: string; text: string }>): string[] {
+  const tables = Object.keys(OWNERS).join('|');
+  const naming = new RegExp(`\\b(?:FROM|INTO|UPDATE|JOIN|TRUNCATE(?:\\s+TABLE)?)\\s+(?:ONLY\\s+)?(${tables})\\b`, 'g');
+  const wrong = new Set<string>();
+  for (const { file, text } of files) {
+    if (file.startsWith(MIGRATIONS_DIR)) continue;
+    for (const [, table] of text.matchAll(naming)) {
+      const allowed = OWNERS[table].includes(file) || SHARED.some((shared) => shared.file === file && shared.table === table);
+      if (!allowed) wrong.add(`${table} -> ${file}`);
+    }
+    // A table named at run time hides its owner from this check.
+    for (const match of text.matchAll(/\b(?:FROM|INTO|UPDATE|JOIN|TRUNCATE)\s+\$\{/g)) wrong.add(`a table named at run time (${match[0]}…) -> ${file}`);
+  }
+  return [...wrong].sort();
+}
+
+const projectSources = () => ['server/src', 'gateway/src'].flatMap((dir) => sourceFiles(join(root, dir))).map((path) => ({ file: relative(root, path), text: readFileSync(path, 'utf8') }));
+
+test('every migrated table has an owner, and every owner file exists', () => {
+  assert.equal(Object.keys(OWNERS).sort(), [...new Set(MIGRATED_TABLES)].sort());
+  const files = new Set(graph.keys());
+  assert.equal(Object.values(OWNERS).flat().filter((file) => !files.has(file)), []);
+});
+
+test("SQL naming a table stands only in that table's owner files", () => {
+  assert.equal(misplacedStatements(projectSources()), []);
+});
+
+test('the owner rule catches a statement out of place', () => {
+  const stray = [
+    { file: 'server/src/modules/billing/billing.service.ts', text: "tx.query('UPDATE accounts SET plan = $2 WHERE id = $1')" },
+    { file: 'server/src/modules/channels/channels.messages.ts', text: "tx.query(`SELECT chat_id\n  FROM operator_chats WHERE account_id = $1`)" },
+    { file: 'server/src/roles/housekeeping.ts', text: "db.query('DELETE FROM rate_limits WHERE window_end < $1')" },
+    { file: 'server/src/secrets/reencrypt.ts', text: 'db.query(`SELECT count(*) FROM ${sealed.table}`)' },
+    { file: 'server/src/modules/sessions/sessions.repo.ts', text: "db.query('SELECT 1 FROM sites')" },
+    { file: 'server/src/migrations/0001-accounts.ts', text: "sql('INSERT INTO accounts (id) VALUES (1)')" },
+  ];
+  assert.equal(misplacedStatements(stray), [
+    'a table named at run time (FROM ${…) -> server/src/secrets/reencrypt.ts',
+    'accounts -> server/src/modules/billing/billing.service.ts',
+    'operator_chats -> server/src/modules/channels/channels.messages.ts',
+    'rate_limits -> server/src/roles/housekeeping.ts',
+    'sites -> server/src/modules/sessions/sessions.repo.ts',
+  ]);
 });
 
 test.run();

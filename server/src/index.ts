@@ -30,6 +30,7 @@ export { describeStartFailure, isStartFailure } from './roles/start-failure.ts';
 // The database: a bare connection (for commands that must not migrate), its outages, the schema's state.
 export { createDatabase, isDatabaseUnavailable, type Db, type Queryable } from './lib/db.ts';
 export { MIGRATIONS, migrationsApplied } from './migrations/index.ts';
+export { appliedMigrations } from './lib/migration-status.ts';
 
 // Webhooks: the registry of providers, the intake that keeps a verified delivery, the inbox's counts.
 export { PROVIDERS } from './webhooks/registry.ts';

@@ -6,7 +6,7 @@ import { inBatches } from '../lib/batches.ts';
 import { inTransaction } from '../lib/queue.ts';
 import { isUuid } from '../lib/text.ts';
 import type { Queryable } from '../lib/db.ts';
-import { ACCOUNT_COLUMNS, toAccountSummary, type AccountRow } from '../modules/accounts/index.ts';
+import { accountRowByEmail, lockAccount as lockAccountRow, setRole as setAccountRole, toAccountSummary, type LockedAccount } from '../modules/accounts/index.ts';
 import { recordEvent, type AuditEvent } from '../modules/activity/index.ts';
 import { sessionsRevokedByAdminNotice, signOutEverywhere } from '../modules/sessions/index.ts';
 import { factorNotice, hasSecondFactor, removeAllFactors } from '../modules/mfa/index.ts';
@@ -149,10 +149,10 @@ export async function purgeDeliveries(
 /** `npm run admin -- promote|demote <email>`. */
 export async function setRole(deps: Deps, actor: Actor, email: string, role: 'admin' | 'user') {
   const changed = await deps.db.transaction(async (tx) => {
-    const [account] = await tx.query<{ id: number; role: string }>('SELECT id, role FROM accounts WHERE email = $1 FOR UPDATE', [email]);
+    const account = await lockAccountRow(tx, { email });
     if (!account) return undefined;
     if (account.role !== role) {
-      await tx.query('UPDATE accounts SET role = $2, updated_at = $3 WHERE id = $1', [account.id, role, deps.clock.now()]);
+      await setAccountRole(tx, account.id, role, deps.clock.now());
       await audit(deps, tx, actor, 'admin.role_changed', { account: account.id, role });
     }
     return { id: account.id, changed: account.role !== role };
@@ -165,7 +165,7 @@ const NO_SUCH_ADDRESS = 'No account has that e-mail address.';
 
 /** The account with this e-mail address (normalised), without its API key, and whether it has a second factor. */
 export async function findAccount(deps: Deps, actor: Actor, email: string) {
-  const [account] = await deps.db.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.email = $1`, [email]);
+  const account = await accountRowByEmail(deps.db, email);
   // A lookup that finds nothing is an admin's action all the same.
   await audit(deps, deps.db, actor, 'admin.account_read', { email, account: account?.id ?? null });
   if (!account) throw new AppError('NOT_FOUND', NO_SUCH_ADDRESS);
@@ -175,14 +175,9 @@ export async function findAccount(deps: Deps, actor: Actor, email: string) {
 /** Whom an account action is for: its id (the API) or its e-mail address (the CLI). */
 export type AccountTarget = { id: number } | { email: string };
 
-type Owner = { id: number; email: string; name: string };
-
 /** The target account, locked for the rest of the transaction; a 404 if there is none. */
-async function lockAccount(tx: Queryable, target: AccountTarget): Promise<Owner> {
-  const [account] =
-    'id' in target
-      ? await tx.query<Owner>('SELECT id, email, name FROM accounts WHERE id = $1 FOR UPDATE', [target.id])
-      : await tx.query<Owner>('SELECT id, email, name FROM accounts WHERE email = $1 FOR UPDATE', [target.email]);
+async function lockAccount(tx: Queryable, target: AccountTarget): Promise<LockedAccount> {
+  const account = await lockAccountRow(tx, target);
   if (!account) throw new AppError('NOT_FOUND', 'id' in target ? 'No such account.' : NO_SUCH_ADDRESS);
   return account;
 }

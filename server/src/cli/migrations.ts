@@ -1,18 +1,9 @@
 import type { Command } from 'commander';
-import type { Queryable } from '../index.ts';
 import { JSON_OPTION_HELP, printJson, printLine, printTable } from './output.ts';
 import { withDatabase } from './session.ts';
 
 /** `unknown`: recorded in the database but not in this build (a newer version applied it). */
 type MigrationStatus = { name: string; state: 'applied' | 'pending' | 'unknown'; applied_at: string | null };
-
-/** What schema_migrations records; a database never migrated has no such table, and none is made. */
-async function appliedMigrations(db: Queryable): Promise<Map<string, Date>> {
-  const [table] = await db.query<{ present: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`);
-  if (!table.present) return new Map();
-  const rows = await db.query<{ name: string; applied_at: Date }>('SELECT name, applied_at FROM schema_migrations ORDER BY name');
-  return new Map(rows.map((row) => [row.name, row.applied_at]));
-}
 
 async function statusOf(applied: Map<string, Date>): Promise<MigrationStatus[]> {
   // Loaded on use, like the database (session.ts): --help need not load every migration.
@@ -28,6 +19,7 @@ async function statusOf(applied: Map<string, Date>): Promise<MigrationStatus[]> 
 
 async function status(options: { json?: boolean }): Promise<void> {
   // Only reads: createDeps would apply pending migrations, which is what this command reports on.
+  const { appliedMigrations } = await import('../index.ts');
   const migrations = await statusOf(await withDatabase(appliedMigrations));
   const pending = migrations.filter((migration) => migration.state === 'pending').length;
   if (options.json) return printJson({ success: true, migrations, pending });

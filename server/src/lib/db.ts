@@ -1,7 +1,8 @@
 import pg from 'pg';
-import { ConnectionError, Sequelize } from 'sequelize';
+import { ConnectionError, Sequelize, type Model, type ModelStatic } from 'sequelize';
 import type { EmbeddedPostgres } from './embedded-postgres.ts';
 import type { Logger } from './logger.ts';
+import type { TableModel } from './model.ts';
 import { connectionOf, poolOf, type PooledClient } from './sequelize.internals.ts';
 
 /** The embedded database is a development dependency: an install without them has none. */
@@ -29,6 +30,8 @@ export interface Db extends Queryable {
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   /** pg-boss's database adapter on the shared pool. */
   executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  /** A table's model (lib/model.ts) on this database's Sequelize: what it knows of the columns. */
+  define<Row extends object>(table: TableModel<Row>): ModelStatic<Model<Row>>;
   close(): Promise<void>;
 }
 
@@ -88,6 +91,7 @@ export async function createDatabase(options: DbOptions): Promise<Db> {
     embedded: Boolean(embedded),
     query,
     executeSql,
+    define: (table) => table.define(sequelize),
     async transaction(work) {
       return sequelize.transaction(async (transaction) => {
         const client = connectionOf(transaction);

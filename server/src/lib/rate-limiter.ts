@@ -1,6 +1,8 @@
 import { isIPv6 } from 'node:net';
+import { DataTypes } from 'sequelize';
 import type { Clock } from './clock.ts';
 import type { Queryable } from './db.ts';
+import { declareTable, notNull, primaryKey } from './model.ts';
 
 export type RateRule = { name: string; limit: number; windowSeconds: number };
 
@@ -51,7 +53,21 @@ const REFUND_SQL = {
          WHERE key = $1 AND hits > 1 AND window_end > $2 AND NOT EXISTS (SELECT 1 FROM emptied)`,
 };
 
-type Row = { hits: number; window_end: Date };
+/** A row of `rate_limits` (migration 0001): one key's window. This file owns the table. */
+export type RateLimitRecord = { key: string; hits: number; window_end: Date };
+
+export const rateLimitsTable = declareTable<RateLimitRecord>('rate_limits', {
+  key: primaryKey(DataTypes.TEXT),
+  hits: notNull(DataTypes.INTEGER),
+  window_end: notNull(DataTypes.DATE),
+});
+
+type Row = Pick<RateLimitRecord, 'hits' | 'window_end'>;
+
+/** Housekeeping: deletes the windows that ended before `now`; returns how many. */
+export async function purgeEndedWindows(db: Queryable, now: Date): Promise<number> {
+  return (await db.query('DELETE FROM rate_limits WHERE window_end < $1 RETURNING key', [now])).length;
+}
 
 export type RateLimiterOptions = {
   db: Queryable;

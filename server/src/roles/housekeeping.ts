@@ -1,5 +1,6 @@
 import type { Deps } from '../deps.ts';
 import { inBatches } from '../lib/batches.ts';
+import { purgeEndedWindows } from '../lib/rate-limiter.ts';
 import { purgeAuditEvents } from '../modules/activity/index.ts';
 import { dropExpiredPreviousKeys } from '../modules/keys/index.ts';
 import { purgeExpiredMfaState } from '../modules/mfa/index.ts';
@@ -21,7 +22,7 @@ export type HousekeepingReport = { rateLimits: number; auditEvents: number; prev
  */
 export async function runHousekeeping(deps: Deps): Promise<HousekeepingReport> {
   const now = deps.clock.now();
-  const rateLimits = (await deps.db.query('DELETE FROM rate_limits WHERE window_end < $1 RETURNING key', [now])).length;
+  const rateLimits = await purgeEndedWindows(deps.db, now);
   const auditEvents = await purgeAuditEvents(deps.db, new Date(now.getTime() - deps.config.auditRetentionDays * DAY_MS));
   const previousKeys = await dropExpiredPreviousKeys(deps.db, now);
   const inboxBefore = new Date(now.getTime() - deps.config.inboxRetentionDays * DAY_MS);

@@ -1,9 +1,21 @@
+import { DataTypes } from 'sequelize';
 import type { Clock } from '../lib/clock.ts';
 import { keyIdOf, type SecretBox } from '../lib/crypto.ts';
 import type { Queryable } from '../lib/db.ts';
 import type { Logger } from '../lib/logger.ts';
 import { StartError } from '../roles/start-error.ts';
-import { placeOf, SEALED_COLUMNS } from './sealed-columns.ts';
+import { declareTable, notNull, primaryKey } from '../lib/model.ts';
+import { placeOf } from '../lib/sealed-column.ts';
+import { SEALED_COLUMNS } from './sealed-columns.ts';
+
+/** The one row of `data_key_check` (migration 0007): a known text sealed under the first key. This file owns the table. */
+export type DataKeyCheckRecord = { id: number; sealed: string; updated_at: Date };
+
+export const dataKeyCheckTable = declareTable<DataKeyCheckRecord>('data_key_check', {
+  id: primaryKey(DataTypes.SMALLINT, { defaultValue: 1 }),
+  sealed: notNull(DataTypes.TEXT),
+  updated_at: notNull(DataTypes.DATE),
+});
 
 const CHECK_TEXT = 'gatehouse:data-key-check';
 const CHECK_PLACE = { column: 'data_key_check.sealed', row: 1 };
@@ -20,7 +32,7 @@ const WRONG_KEY =
  * first: stored secrets may still await `secrets reencrypt`.
  */
 export async function checkDataKeys(db: Queryable, secretBox: SecretBox, clock: Clock, logger: Logger): Promise<void> {
-  const [check] = await db.query<{ sealed: string }>('SELECT sealed FROM data_key_check WHERE id = 1');
+  const [check] = await db.query<Pick<DataKeyCheckRecord, 'sealed'>>('SELECT sealed FROM data_key_check WHERE id = 1');
   if (check) {
     if (!opens(secretBox, check.sealed, CHECK_PLACE)) throw new StartError('DATA_KEY', WRONG_KEY);
     if (keyIdOf(check.sealed) !== secretBox.currentKeyId) {
@@ -29,9 +41,7 @@ export async function checkDataKeys(db: Queryable, secretBox: SecretBox, clock: 
     return;
   }
   for (const sealed of SEALED_COLUMNS) {
-    const [sample] = await db.query<{ key: string | number; value: string }>(
-      `SELECT ${sealed.key} AS key, ${sealed.column} AS value FROM ${sealed.table} WHERE ${sealed.column} IS NOT NULL LIMIT 1`,
-    );
+    const sample = await sealed.sample(db);
     if (sample && !opens(secretBox, sample.value, placeOf(sealed, sample.key))) throw new StartError('DATA_KEY', WRONG_KEY);
   }
   await writeCheckValue(db, secretBox, clock.now());

@@ -1,8 +1,9 @@
 import type { Deps } from '../deps.ts';
 import { keyIdOf } from '../lib/crypto.ts';
+import { placeOf, type SealedColumn, type SealedValue } from '../lib/sealed-column.ts';
 import { apiKeyHash } from '../modules/keys/index.ts';
 import { writeCheckValue } from './data-key-check.ts';
-import { placeOf, SEALED_COLUMNS, type SealedColumn } from './sealed-columns.ts';
+import { SEALED_COLUMNS } from './sealed-columns.ts';
 
 const BATCH = 500;
 
@@ -17,9 +18,12 @@ export type ReencryptReport = {
 /** Told how many values have been handled so far, after each batch. */
 export type ReencryptProgress = (done: number) => void;
 
+/** What a value under the first key looks like; the rest are pending. */
+const underCurrentKey = (deps: Deps) => `v2.${deps.secretBox.currentKeyId}.%`;
+
 /** How many stored values are not yet under the first DATA_KEY. */
 export async function countPendingSecrets(deps: Deps): Promise<number> {
-  const counts = await Promise.all(SEALED_COLUMNS.map((sealed) => countPending(deps, sealed, deps.secretBox.currentKeyId)));
+  const counts = await Promise.all(SEALED_COLUMNS.map((sealed) => sealed.countNotLike(deps.db, underCurrentKey(deps))));
   return counts.reduce((sum, count) => sum + count, 0);
 }
 
@@ -28,6 +32,7 @@ export async function countPendingSecrets(deps: Deps): Promise<number> {
  * each API key's lookup hash with it, a batch at a time, each row only if nobody changed it
  * meanwhile. Safe to run while the service runs (every process must already list the new key)
  * and to run again. The check value moves last, and only when every value could be read.
+ * Each column's statements are its owner's (sealed-columns.ts).
  */
 export async function reencryptSecrets(deps: Deps, onProgress?: ReencryptProgress): Promise<ReencryptReport> {
   const report = { reencrypted: 0, unreadable: 0 };
@@ -38,22 +43,11 @@ export async function reencryptSecrets(deps: Deps, onProgress?: ReencryptProgres
   return { success: report.unreadable === 0, ...report };
 }
 
-const notUnder = (sealed: SealedColumn) => `${sealed.column} IS NOT NULL AND ${sealed.column} NOT LIKE $1`;
-
-async function countPending(deps: Deps, sealed: SealedColumn, current: string): Promise<number> {
-  const [row] = await deps.db.query<{ count: string }>(`SELECT count(*) AS count FROM ${sealed.table} WHERE ${notUnder(sealed)}`, [`v2.${current}.%`]);
-  return Number(row.count);
-}
-
 /** Keyset order on the row key, so a value that cannot be read is passed once, not forever. */
 async function reencryptColumn(deps: Deps, sealed: SealedColumn, report: { reencrypted: number; unreadable: number }, progressed: () => void): Promise<void> {
   let after: string | number | null = null;
   for (;;) {
-    const rows: Array<{ key: string | number; value: string }> = await deps.db.query(
-      `SELECT ${sealed.key} AS key, ${sealed.column} AS value FROM ${sealed.table}
-       WHERE ${notUnder(sealed)} AND ($2::text IS NULL OR ${sealed.key} > $3) ORDER BY ${sealed.key} LIMIT ${BATCH}`,
-      [`v2.${deps.secretBox.currentKeyId}.%`, after === null ? null : String(after), after],
-    );
+    const rows = await sealed.pageNotLike(deps.db, underCurrentKey(deps), after, BATCH);
     for (const row of rows) {
       if (await reencryptValue(deps, sealed, row)) report.reencrypted++;
       else report.unreadable++;
@@ -64,21 +58,17 @@ async function reencryptColumn(deps: Deps, sealed: SealedColumn, report: { reenc
   }
 }
 
-async function reencryptValue(deps: Deps, sealed: SealedColumn, row: { key: string | number; value: string }): Promise<boolean> {
+async function reencryptValue(deps: Deps, sealed: SealedColumn, row: SealedValue): Promise<boolean> {
   const place = placeOf(sealed, row.key);
   let plaintext: string;
   try {
     plaintext = deps.secretBox.open(row.value, place);
   } catch {
-    deps.logger.warn({ table: sealed.table, column: sealed.column, row: row.key, keyId: keyIdOf(row.value) }, 'secrets reencrypt: no configured DATA_KEY opens this value; left as it is');
+    const [table, column] = sealed.place.split('.');
+    deps.logger.warn({ table, column, row: row.key, keyId: keyIdOf(row.value) }, 'secrets reencrypt: no configured DATA_KEY opens this value; left as it is');
     return false;
   }
-  const resealed = deps.secretBox.seal(plaintext, place);
   // An API key is looked up by a hash keyed with DATA_KEY too: it moves with the key.
-  const hash = sealed.table === 'accounts' && sealed.column === 'api_key_sealed' ? apiKeyHash(deps, plaintext) : undefined;
-  await deps.db.query(
-    `UPDATE ${sealed.table} SET ${sealed.column} = $2${hash ? ', api_key_hash = $4' : ''} WHERE ${sealed.key} = $1 AND ${sealed.column} = $3`,
-    hash ? [row.key, resealed, row.value, hash] : [row.key, resealed, row.value],
-  );
+  await sealed.reseal(deps.db, row, deps.secretBox.seal(plaintext, place), sealed.movesLookupHash && apiKeyHash(deps, plaintext));
   return true;
 }

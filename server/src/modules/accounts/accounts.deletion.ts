@@ -5,6 +5,7 @@ import { requireStepUp, type Proof } from '../mfa/index.ts';
 import { confirmPassword } from '../passwords/index.ts';
 import type { AuthContext } from '../sessions/index.ts';
 import { accountDeletedNotice } from './accounts.mails.ts';
+import { deleteAccountRow } from './accounts.repo.ts';
 
 /**
  * Needs the password. One transaction removes the account and, by the schema's cascades, its
@@ -19,7 +20,7 @@ export async function deleteAccount(deps: Deps, auth: AuthContext, input: { pass
   const { account } = auth;
   await deps.db.transaction(async (tx) => {
     await recordEvent(tx, deps.clock, 'account.deleted', { accountId: account.id }, request, { account_id: account.id });
-    await tx.query('DELETE FROM accounts WHERE id = $1', [account.id]);
+    await deleteAccountRow(tx, account.id);
   });
   deps.authCache.evictAccount(account.id);
   // Its sites and channels are gone: their webhooks are a 404 from now on, here at once.

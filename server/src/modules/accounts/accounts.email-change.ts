@@ -9,7 +9,7 @@ import { confirmPassword } from '../passwords/index.ts';
 import type { AuthContext } from '../sessions/index.ts';
 import { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
 import { emailChangedNotice, emailChangeMail, emailChangeRequestedNotice, emailTakenNotice } from './accounts.mails.ts';
-import { accountByEmail } from './accounts.profile.ts';
+import { accountByEmail, emailIsTaken, lockAccount, setEmail } from './accounts.repo.ts';
 import { issueToken, pendingEmailChange, TAKEOVER_LINKS, useToken, voidTokens } from './accounts.tokens.ts';
 
 const REQUESTED_MESSAGE = 'Check the new address: we sent it a link to confirm the change. Until then your address stays as it is.';
@@ -56,10 +56,10 @@ export async function confirmEmailChange(deps: Deps, token: string, request: Req
   const changed = await deps.db.transaction(async (tx) => {
     const used = await useToken(tx, deps.clock, 'email_change', token);
     if (!used?.new_email) return undefined;
-    const [taken] = await tx.query('SELECT 1 FROM accounts WHERE email = $1', [used.new_email]);
-    if (taken) return undefined;
-    const [before] = await tx.query<{ email: string; name: string }>('SELECT email, name FROM accounts WHERE id = $1 FOR UPDATE', [used.account_id]);
-    await tx.query('UPDATE accounts SET email = $2, email_verified = true, updated_at = $3 WHERE id = $1', [used.account_id, used.new_email, deps.clock.now()]);
+    if (await emailIsTaken(tx, used.new_email)) return undefined;
+    // The token just used is the account's: tokens go with their account (ON DELETE CASCADE).
+    const before = (await lockAccount(tx, { id: used.account_id }))!;
+    await setEmail(tx, used.account_id, used.new_email, deps.clock.now());
     await voidTokens(tx, deps.clock, used.account_id, TAKEOVER_LINKS);
     await recordEvent(tx, deps.clock, 'email.changed', { accountId: used.account_id }, request);
     return { accountId: used.account_id, notice: emailChangedNotice(before.email, before.name, used.new_email) };

@@ -1,21 +1,5 @@
 import { z } from 'zod';
-import type { Queryable } from '../../lib/db.ts';
-
-/** An account as the other modules see it: what authenticates, signs in and is shown. */
-export type AccountRow = {
-  id: number;
-  email: string;
-  name: string;
-  company: string | null;
-  plan: string;
-  role: 'user' | 'admin';
-  email_verified: boolean;
-  api_key_sealed: string;
-  created_at: Date;
-};
-
-/** The columns of an AccountRow, on `accounts a`. */
-export const ACCOUNT_COLUMNS = 'a.id, a.email, a.name, a.company, a.plan, a.role, a.email_verified, a.api_key_sealed, a.created_at';
+import type { AccountRow } from './accounts.model.ts';
 
 export const userSchema = z.object({
   id: z.number().int(),
@@ -54,15 +38,4 @@ export function toAccountSummary(account: AccountRow): Omit<User, 'api_key'> {
 /** The calling account (an AuthContext of sessions/), as /me shows it. */
 export function me(caller: { account: AccountRow; apiKey: string }): User {
   return toUser(caller.account, caller.apiKey);
-}
-
-export async function accountById(db: Queryable, accountId: number): Promise<AccountRow | undefined> {
-  const [account] = await db.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.id = $1`, [accountId]);
-  return account;
-}
-
-/** The account that has this address, if any: whom a mail to it would name. */
-export async function accountByEmail(db: Queryable, email: string): Promise<{ id: number; name: string } | undefined> {
-  const [account] = await db.query<{ id: number; name: string }>('SELECT id, name FROM accounts WHERE email = $1', [email]);
-  return account;
 }

@@ -10,6 +10,7 @@ import { apiKeyHash, apiKeyPlace } from '../keys/index.ts';
 import { checkNewPassword } from '../passwords/index.ts';
 import { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
 import { alreadyRegisteredMail, verificationMail } from './accounts.mails.ts';
+import * as repo from './accounts.repo.ts';
 import type { RegisterInput } from './accounts.schemas.ts';
 import { issueToken, useToken, voidTokens } from './accounts.tokens.ts';
 
@@ -23,19 +24,20 @@ function verifyUrl(deps: Deps, token: string): string {
   return `${deps.config.publicUrl}/verify-email?token=${encodeURIComponent(token)}`;
 }
 
-type ExistingAccount = { id: number; name: string; email_verified: boolean };
-
 /** A new account; its id is taken first because the sealed API key is bound to it. */
-async function insertAccount(deps: Deps, tx: Queryable, email: string, registration: Registration): Promise<number | undefined> {
+async function createAccount(deps: Deps, tx: Queryable, email: string, registration: Registration): Promise<number | undefined> {
   const apiKey = randomHex(32);
-  const [{ id }] = await tx.query<{ id: number }>(`SELECT nextval(pg_get_serial_sequence('accounts', 'id'))::int AS id`);
-  const now = deps.clock.now();
-  const [created] = await tx.query<{ id: number }>(
-    `INSERT INTO accounts (id, email, password_hash, name, company, api_key_hash, api_key_sealed, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (email) DO NOTHING RETURNING id`,
-    [id, email, registration.passwordHash, registration.name, registration.company, apiKeyHash(deps, apiKey), deps.secretBox.seal(apiKey, apiKeyPlace(id)), now],
-  );
-  return created?.id;
+  const id = await repo.nextAccountId(tx);
+  return repo.insertAccount(tx, {
+    id,
+    email,
+    password_hash: registration.passwordHash,
+    name: registration.name,
+    company: registration.company,
+    api_key_hash: apiKeyHash(deps, apiKey),
+    api_key_sealed: deps.secretBox.seal(apiKey, apiKeyPlace(id)),
+    created_at: deps.clock.now(),
+  });
 }
 
 /**
@@ -54,13 +56,14 @@ export async function register(deps: Deps, input: RegisterInput, request: Reques
   await checkNewPassword(deps, input.password, { email: input.email, name: input.name, field: 'password' });
   const registration: Registration = { passwordHash: await deps.passwords.hash(input.password), name: input.name, company: input.company };
   const mail = await deps.db.transaction(async (tx) => {
-    const created = await insertAccount(deps, tx, input.email, registration);
+    const created = await createAccount(deps, tx, input.email, registration);
     if (created) {
       await recordEvent(tx, deps.clock, 'account.registered', { accountId: created }, request);
       const token = await issueToken(tx, deps.clock, created, 'verify', registration);
       return verificationMail(input.email, input.name, verifyUrl(deps, token));
     }
-    const [existing] = await tx.query<ExistingAccount>('SELECT id, name, email_verified FROM accounts WHERE email = $1 FOR UPDATE', [input.email]);
+    // The insert conflicted on this address, so an account has it.
+    const existing = (await repo.lockAccount(tx, { email: input.email }))!;
     if (existing.email_verified) return alreadyRegisteredMail(input.email, existing.name, deps.config.publicUrl);
     const token = await issueToken(tx, deps.clock, existing.id, 'verify', registration);
     return verificationMail(input.email, input.name, verifyUrl(deps, token), { repeated: true });
@@ -74,13 +77,7 @@ export async function verifyEmail(deps: Deps, token: string, request: RequestInf
   const verified = await deps.db.transaction(async (tx) => {
     const used = await useToken(tx, deps.clock, 'verify', token);
     if (!used) return false;
-    const [changed] = await tx.query(
-      `UPDATE accounts SET email_verified = true, updated_at = $2,
-         password_hash = COALESCE($3, password_hash), name = COALESCE($4, name),
-         company = CASE WHEN $3::text IS NULL THEN company ELSE $5 END
-       WHERE id = $1 AND NOT email_verified RETURNING id`,
-      [used.account_id, deps.clock.now(), used.password_hash, used.name, used.company],
-    );
+    const changed = await repo.markVerified(tx, used, deps.clock.now());
     await voidTokens(tx, deps.clock, used.account_id, ['verify']);
     if (changed) await recordEvent(tx, deps.clock, 'email.verified', { accountId: used.account_id }, request);
     return true;
@@ -88,8 +85,6 @@ export async function verifyEmail(deps: Deps, token: string, request: RequestInf
   if (!verified) throw new AppError('INVALID_TOKEN');
   return { success: true as const, message: 'Your e-mail address is confirmed. You can log in now.' };
 }
-
-type LatestRegistration = { password_hash: string; name: string; company: string | null };
 
 /** A resent link carries the latest registration, so resending never brings back an older one. */
 export async function resendVerification(deps: Deps, email: string, request: RequestInfo) {
@@ -100,13 +95,9 @@ export async function resendVerification(deps: Deps, email: string, request: Req
     ]),
   );
   const mail = await deps.db.transaction(async (tx) => {
-    const [account] = await tx.query<ExistingAccount>('SELECT id, name, email_verified FROM accounts WHERE email = $1 FOR UPDATE', [email]);
+    const account = await repo.lockAccount(tx, { email });
     if (!account || account.email_verified) return undefined;
-    const [latest] = await tx.query<LatestRegistration>(
-      `SELECT password_hash, name, company FROM email_tokens
-       WHERE account_id = $1 AND purpose = 'verify' AND password_hash IS NOT NULL ORDER BY id DESC LIMIT 1`,
-      [account.id],
-    );
+    const latest = await repo.latestRegistration(tx, account.id);
     const registration = latest && { passwordHash: latest.password_hash, name: latest.name, company: latest.company };
     const token = await issueToken(tx, deps.clock, account.id, 'verify', registration);
     return verificationMail(email, registration?.name ?? account.name, verifyUrl(deps, token));

@@ -1,17 +1,27 @@
 // The accounts module's face: the account as the other modules see it, and what they need of
-// its tables (accounts, email_tokens), so that no other module writes SQL on them. Nothing
-// here may import deps.ts or the trpc/ context: sessions/ (which deps.ts builds on) names
-// AccountRow. The procedures (accounts.router.ts) are merged into auth.* by server/src/router.ts.
+// its tables (accounts, email_tokens: accounts.model.ts, every statement in accounts.repo.ts),
+// so that no other module writes SQL on them. Nothing here may import deps.ts or the trpc/
+// context: sessions/ (which deps.ts builds on) names AccountRow. The procedures
+// (accounts.router.ts) are merged into auth.* by server/src/router.ts.
+export { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
+export { ACCOUNT_COLUMNS, accountsTable, emailTokensTable, type AccountRecord, type AccountRow } from './accounts.model.ts';
+export { toAccountSummary, toUser, userSchema, type User } from './accounts.profile.ts';
 export {
   accountByApiKeyHash,
+  accountByEmail,
+  accountById,
   accountByPreviousApiKeyHash,
   accountForLogin,
+  accountIdByEmailSql,
+  accountRowByEmail,
   dropPreviousApiKeysUntil,
+  lockAccount,
   passwordHashOf,
   replaceApiKey,
   setPasswordHash,
   setPasswordHashByMail,
-} from './accounts.credentials.ts';
-export { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
-export { ACCOUNT_COLUMNS, accountByEmail, accountById, toAccountSummary, toUser, userSchema, type AccountRow, type User } from './accounts.profile.ts';
+  setPlan,
+  setRole,
+  type LockedAccount,
+} from './accounts.repo.ts';
 export { issueToken, liveTokenOwner, TAKEOVER_LINKS, useToken, voidTokens } from './accounts.tokens.ts';

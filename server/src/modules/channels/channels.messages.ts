@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import type { Tx } from '../../lib/db.ts';
-import { enqueueOperatorMessages } from '../notifications/index.ts';
+import { enqueueOperatorMessages, operatorChatsOf } from '../notifications/index.ts';
+import * as repo from './channels.repo.ts';
 
 export type VisitorMessage = {
   conversationId: string;
@@ -21,25 +22,19 @@ const PLATFORM_LABELS: Record<string, string> = { messengerone: 'Messenger One',
  * was stored when the channel is gone.
  */
 export async function storeVisitorMessage(deps: Deps, tx: Tx, origin: MessageOrigin, message: VisitorMessage): Promise<string | undefined> {
-  const [channel] = await tx.query<{ account_id: number; name: string; platform: string }>(
-    { name: 'visitor_channel', text: 'SELECT account_id, name, platform FROM channels WHERE id = $1' },
-    [origin.channelId],
-  );
+  const channel = await repo.visitorChannel(tx, origin.channelId);
   if (!channel) return 'the channel no longer exists';
-  const stored = await tx.query(
-    {
-      name: 'visitor_message_insert',
-      text: `INSERT INTO channel_messages (channel_id, conversation_id, external_user_id, text, inbox_id, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (inbox_id) DO NOTHING RETURNING id`,
-    },
-    [origin.channelId, message.conversationId, message.externalUserId, message.text, origin.inboxId, origin.receivedAt],
-  );
-  if (!stored.length) return undefined;
-  const chats = await tx.query<{ chat_id: string }>(
-    { name: 'visitor_operator_chats', text: 'SELECT chat_id FROM operator_chats WHERE account_id = $1' },
-    [channel.account_id],
-  );
+  const stored = await repo.insertMessage(tx, {
+    channel_id: origin.channelId,
+    conversation_id: message.conversationId,
+    external_user_id: message.externalUserId,
+    text: message.text,
+    inbox_id: origin.inboxId,
+    created_at: origin.receivedAt,
+  });
+  if (!stored) return undefined;
+  const chats = await operatorChatsOf(tx, channel.account_id);
   const text = `${channel.name} (${PLATFORM_LABELS[channel.platform] ?? channel.platform}), ${message.senderName ?? 'a visitor'}:\n${message.text}`;
-  await enqueueOperatorMessages(deps, tx, chats.map((chat) => ({ chatId: chat.chat_id, text })));
+  await enqueueOperatorMessages(deps, tx, chats.map((chatId) => ({ chatId, text })));
   return undefined;
 }

@@ -5,7 +5,7 @@ import { AppError } from '../../errors/errors.ts';
 import { randomToken, type SealedPlace } from '../../lib/crypto.ts';
 import { isUuid } from '../../lib/text.ts';
 import { recordEvent } from '../activity/index.ts';
-import { LIST_LIMIT } from '../lists.ts';
+import * as repo from './channels.repo.ts';
 import type { CreateChannelInput, Platform, UpdateChannelInput } from './channels.schemas.ts';
 
 /** Where a channel's sealed bot token and secret token live: each opens only there. */
@@ -27,27 +27,21 @@ export async function createChannel(deps: Deps, accountId: number, input: Create
   const secretToken = input.platform === 'messengerone' ? newSecretToken() : null;
   const places = channelSecretPlaces(channelId);
   await deps.db.transaction(async (tx) => {
-    await tx.query(
-      `INSERT INTO channels (id, account_id, platform, name, bot_token_sealed, secret_sealed, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [
-        channelId,
-        accountId,
-        input.platform,
-        input.name,
-        deps.secretBox.seal(input.botToken, places.botToken),
-        secretToken && deps.secretBox.seal(secretToken, places.secretToken),
-        deps.clock.now(),
-      ],
-    );
+    await repo.insertChannel(tx, {
+      id: channelId,
+      account_id: accountId,
+      platform: input.platform,
+      name: input.name,
+      bot_token_sealed: deps.secretBox.seal(input.botToken, places.botToken),
+      secret_sealed: secretToken && deps.secretBox.seal(secretToken, places.secretToken),
+      created_at: deps.clock.now(),
+    });
     await recordEvent(tx, deps.clock, 'channel.created', { accountId }, request, { channel_id: channelId, platform: input.platform });
   });
   return { channelId, webhookUrl: webhookUrl(deps, input.platform, channelId), secretToken };
 }
 
-type ChannelRow = { id: string; platform: Platform; name: string; created_at: Date };
-
-const channelItem = (deps: Deps, row: ChannelRow) => ({
+const channelItem = (deps: Deps, row: repo.ChannelRow) => ({
   channelId: row.id,
   platform: row.platform,
   name: row.name,
@@ -56,7 +50,7 @@ const channelItem = (deps: Deps, row: ChannelRow) => ({
 });
 
 export async function listChannels(deps: Deps, accountId: number) {
-  const rows = await deps.db.query<ChannelRow>('SELECT id, platform, name, created_at FROM channels WHERE account_id = $1 ORDER BY created_at, id', [accountId]);
+  const rows = await repo.channelsOf(deps.db, accountId);
   return { items: rows.map((row) => channelItem(deps, row)) };
 }
 
@@ -75,7 +69,7 @@ export async function updateChannel(deps: Deps, accountId: number, input: Update
   const id = input.channelId.toLowerCase();
   const places = channelSecretPlaces(id);
   const { row, secretToken } = await deps.db.transaction(async (tx) => {
-    const [current] = await tx.query<{ platform: Platform }>('SELECT platform FROM channels WHERE id = $1 AND account_id = $2 FOR UPDATE', [id, accountId]);
+    const current = await repo.lockChannel(tx, id, accountId);
     if (!current) throw noSuchChannel();
     if (input.rotateSecretToken && current.platform !== 'messengerone') {
       throw new AppError('VALIDATION_FAILED', 'Only messengerone channels have a secret token.', {
@@ -83,16 +77,11 @@ export async function updateChannel(deps: Deps, accountId: number, input: Update
       });
     }
     const secretToken = input.rotateSecretToken ? newSecretToken() : null;
-    const [updated] = await tx.query<ChannelRow>(
-      `UPDATE channels SET name = COALESCE($2, name), bot_token_sealed = COALESCE($3, bot_token_sealed), secret_sealed = COALESCE($4, secret_sealed)
-       WHERE id = $1 RETURNING id, platform, name, created_at`,
-      [
-        id,
-        input.name ?? null,
-        input.botToken === undefined ? null : deps.secretBox.seal(input.botToken, places.botToken),
-        secretToken && deps.secretBox.seal(secretToken, places.secretToken),
-      ],
-    );
+    const updated = await repo.updateChannelRow(tx, id, {
+      name: input.name ?? null,
+      botTokenSealed: input.botToken === undefined ? null : deps.secretBox.seal(input.botToken, places.botToken),
+      secretSealed: secretToken && deps.secretBox.seal(secretToken, places.secretToken),
+    });
     const changed = [input.name !== undefined && 'name', input.botToken !== undefined && 'bot_token', secretToken !== null && 'secret_token'].filter(Boolean);
     await recordEvent(tx, deps.clock, 'channel.updated', { accountId }, request, { channel_id: id, changed });
     return { row: updated, secretToken };
@@ -109,28 +98,18 @@ export async function deleteChannel(deps: Deps, accountId: number, channelId: st
   if (!isUuid(channelId)) throw noSuchChannel();
   const id = channelId.toLowerCase();
   await deps.db.transaction(async (tx) => {
-    const [channel] = await tx.query('DELETE FROM channels WHERE id = $1 AND account_id = $2 RETURNING id', [id, accountId]);
-    if (!channel) throw noSuchChannel();
+    if (!(await repo.deleteChannelRow(tx, id, accountId))) throw noSuchChannel();
     await recordEvent(tx, deps.clock, 'channel.deleted', { accountId }, request, { channel_id: id });
   });
   deps.webhookSecrets.evictGroup(accountId);
   return { success: true as const };
 }
 
-type MessageRow = { conversation_id: string; external_user_id: string; text: string; created_at: Date };
-
 /** Oldest first, like a chat; another account's channel answers exactly like a missing one. */
 export async function listMessages(deps: Deps, accountId: number, channelId: string) {
-  const [channel] = isUuid(channelId)
-    ? await deps.db.query('SELECT id FROM channels WHERE id = $1 AND account_id = $2', [channelId, accountId])
-    : [];
-  if (!channel) throw noSuchChannel();
-  const rows = await deps.db.query<MessageRow>(
-    `SELECT conversation_id, external_user_id, text, created_at FROM (
-       SELECT * FROM channel_messages WHERE channel_id = $1 ORDER BY created_at DESC, id DESC LIMIT ${LIST_LIMIT}
-     ) latest ORDER BY created_at, id`,
-    [channelId],
-  );
+  const exists = isUuid(channelId) && (await repo.channelExists(deps.db, channelId, accountId));
+  if (!exists) throw noSuchChannel();
+  const rows = await repo.latestMessages(deps.db, channelId);
   return {
     items: rows.map((row) => ({
       conversationId: row.conversation_id,
@@ -141,11 +120,6 @@ export async function listMessages(deps: Deps, accountId: number, channelId: str
   };
 }
 
-const CHANNEL_SECRETS = {
-  name: 'channel_webhook_secret',
-  text: 'SELECT platform, bot_token_sealed, secret_sealed, account_id FROM channels WHERE id = $1',
-};
-
 /**
  * What a delivery to the channel is checked against: the secret token for messengerone, the
  * bot token for messengertwo. Undefined when there is no such channel on that platform; an
@@ -154,7 +128,7 @@ const CHANNEL_SECRETS = {
 export async function channelWebhookSecret(deps: Deps, platform: Platform, channelId: string): Promise<{ secret: string; accountId: number } | undefined> {
   if (!isUuid(channelId)) return undefined;
   const id = channelId.toLowerCase();
-  const [channel] = await deps.db.query<{ platform: string; bot_token_sealed: string; secret_sealed: string | null; account_id: number }>(CHANNEL_SECRETS, [id]);
+  const channel = await repo.channelSecrets(deps.db, id);
   if (!channel || channel.platform !== platform) return undefined;
   const places = channelSecretPlaces(id);
   const sealed = platform === 'messengertwo' ? { value: channel.bot_token_sealed, place: places.botToken } : { value: channel.secret_sealed, place: places.secretToken };

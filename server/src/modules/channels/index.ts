@@ -3,3 +3,4 @@
 export { storeVisitorMessage, type VisitorMessage } from './channels.messages.ts';
 export type { Platform } from './channels.schemas.ts';
 export { channelWebhookSecret } from './channels.service.ts';
+export { channelMessagesTable, channelsTable } from './channels.model.ts';

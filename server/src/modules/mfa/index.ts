@@ -6,6 +6,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Queryable } from '../../lib/db.ts';
 import { factorsOf, purgeExpiredChallenges, purgeExpiredStepUps } from './mfa.repo.ts';
 
+export { MFA_TABLES } from './mfa.model.ts';
 export { passkeySignInOptions } from './mfa.passkey-service.ts';
 export { methodsOf, proveWithPasskey, type Method, type Proof } from './mfa.proofs.ts';
 export { factorNotice } from './mfa.mails.ts';

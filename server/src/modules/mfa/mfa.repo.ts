@@ -1,27 +1,17 @@
 import type { Clock } from '../../lib/clock.ts';
 import type { Queryable } from '../../lib/db.ts';
+import type { ChallengeKind, ChallengeRecord, PasskeyRecord, TotpRecord } from './mfa.model.ts';
 
 // Every statement on the second factor's tables (migration 0009): mfa_totp,
-// mfa_recovery_codes, passkeys, mfa_challenges and mfa_step_ups.
+// mfa_recovery_codes, passkeys, mfa_challenges and mfa_step_ups, declared in mfa.model.ts.
 
-export type TotpRow = { secret_sealed: string; enabled_at: Date | null; last_step: string | null };
+export type TotpRow = Pick<TotpRecord, 'secret_sealed' | 'enabled_at' | 'last_step'>;
 
-export type PasskeyRow = {
-  id: string;
-  account_id: number;
-  credential_id: string;
-  public_key: Buffer;
-  counter: string;
-  transports: string[];
-  user_handle: string;
-  name: string;
-  created_at: Date;
-  last_used_at: Date | null;
-};
+export type PasskeyRow = PasskeyRecord;
 
-export type ChallengeKind = 'mfa_token' | 'passkey_register' | 'passkey_login';
+export type { ChallengeKind };
 
-export type ChallengeRow = { id: string; account_id: number | null; failures: number };
+export type ChallengeRow = Pick<ChallengeRecord, 'id' | 'account_id' | 'failures'>;
 
 /** Which factors an account has: an enabled authenticator, how many passkeys, how many unused recovery codes. */
 export async function factorsOf(db: Queryable, accountId: number): Promise<{ totp: boolean; passkeys: number; recoveryCodes: number }> {

@@ -3,3 +3,5 @@
 // are mounted by server/src/router.ts.
 export { enqueueOperatorMessages, sendOperatorMessage, type OperatorMessage } from './notifications.bot.ts';
 export { linkChatWithCode, unlinkChat } from './notifications.service.ts';
+export { operatorChatsTable, operatorLinkCodesTable } from './notifications.model.ts';
+export { chatsOf as operatorChatsOf } from './notifications.repo.ts';

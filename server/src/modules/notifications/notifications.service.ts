@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Deps } from '../../deps.ts';
 import { sha256 } from '../../lib/crypto.ts';
 import type { Queryable } from '../../lib/db.ts';
+import * as repo from './notifications.repo.ts';
 
 const LINK_CODE_TTL_MS = 15 * 60 * 1000;
 
@@ -18,17 +19,12 @@ export async function createLinkCode(deps: Deps, accountId: number) {
   const chars = Array.from({ length: CODE_LENGTH }, () => ALPHABET[randomInt(ALPHABET.length)]);
   const code = `${chars.slice(0, 6).join('')}-${chars.slice(6).join('')}`;
   const expiresAt = new Date(deps.clock.now().getTime() + LINK_CODE_TTL_MS);
-  await deps.db.query('INSERT INTO operator_link_codes (code_hash, account_id, expires_at) VALUES ($1, $2, $3)', [
-    sha256(normalizeLinkCode(code)),
-    accountId,
-    expiresAt,
-  ]);
+  await repo.insertLinkCode(deps.db, { code_hash: sha256(normalizeLinkCode(code)), account_id: accountId, expires_at: expiresAt });
   return { code, expiresAt: expiresAt.toISOString() };
 }
 
 export async function notificationStatus(deps: Deps, accountId: number) {
-  const [row] = await deps.db.query<{ chats: string }>('SELECT count(*) AS chats FROM operator_chats WHERE account_id = $1', [accountId]);
-  const chats = Number(row?.chats ?? 0);
+  const chats = await repo.countChats(deps.db, accountId);
   return { linked: chats > 0, chats };
 }
 
@@ -43,21 +39,13 @@ function normalizeLinkCode(code: string): string {
  * False for an unknown, used or expired code.
  */
 export async function linkChatWithCode(deps: Pick<Deps, 'clock'>, tx: Queryable, code: string, chatId: string, at: Date): Promise<boolean> {
-  const [used] = await tx.query<{ account_id: number }>(
-    `UPDATE operator_link_codes SET used_at = $2
-     WHERE code_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING account_id`,
-    [sha256(normalizeLinkCode(code)), at],
-  );
-  if (!used) return false;
-  await tx.query('INSERT INTO operator_chats (account_id, chat_id, linked_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
-    used.account_id,
-    chatId,
-    deps.clock.now(),
-  ]);
+  const accountId = await repo.spendLinkCode(tx, sha256(normalizeLinkCode(code)), at);
+  if (accountId === undefined) return false;
+  await repo.insertChat(tx, { account_id: accountId, chat_id: chatId, linked_at: deps.clock.now() });
   return true;
 }
 
 /** `/stop`: the chat gets no more visitor messages, whichever account it was linked to. */
 export async function unlinkChat(tx: Queryable, chatId: string): Promise<void> {
-  await tx.query('DELETE FROM operator_chats WHERE chat_id = $1', [chatId]);
+  await repo.deleteChat(tx, chatId);
 }

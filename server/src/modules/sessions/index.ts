@@ -5,6 +5,7 @@
 // auth.* by server/src/router.ts) stay behind it. deps.ts builds the cache and the touch
 // writer from their own files: this face names Deps, so deps.ts cannot import it.
 export { authenticate } from './sessions.credentials.ts';
+export { sessionsTable } from './sessions.model.ts';
 export { SESSION_RATE_RULES } from './sessions.limits.ts';
 export { sessionsRevokedByAdminNotice } from './sessions.mails.ts';
 export { revokeSessions, signOutEverywhere } from './sessions.service.ts';

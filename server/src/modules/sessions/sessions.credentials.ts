@@ -1,18 +1,11 @@
 import type { Credentials } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
 import { isUuid } from '../../lib/text.ts';
-import { accountByApiKeyHash, accountByPreviousApiKeyHash, ACCOUNT_COLUMNS, type AccountRow } from '../accounts/index.ts';
+import { accountByApiKeyHash, accountByPreviousApiKeyHash, type AccountRow } from '../accounts/index.ts';
 import { apiKeyLookupHashes, apiKeyPlace } from '../keys/index.ts';
 import { apiKeyCacheKey, sessionCacheKey } from './sessions.cache.ts';
+import { accountOfLiveSession } from './sessions.repo.ts';
 import type { AuthContext, CachedAuth } from './sessions.types.ts';
-
-// A named statement is prepared once per connection: this is the hot path of every request.
-const BY_SESSION = {
-  name: 'auth_by_session',
-  text: `SELECT ${ACCOUNT_COLUMNS}, s.expires_at AS session_expires_at, coalesce(s.last_used_at, s.created_at) AS session_last_used_at
-         FROM sessions s JOIN accounts a ON a.id = s.account_id
-         WHERE s.id = $1 AND s.account_id = $2 AND s.revoked_at IS NULL AND s.expires_at > $3`,
-};
 
 const API_KEY_PATTERN = /^[0-9a-fA-F]{64}$/;
 
@@ -69,8 +62,6 @@ async function accountByApiKey(deps: Deps, apiKey: string): Promise<CachedAuth |
   return found;
 }
 
-type SessionRow = AccountRow & { session_expires_at: Date; session_last_used_at: Date };
-
 /**
  * Whether a session has gone unused for SESSION_IDLE_TIMEOUT: by the later of its last use
  * as stored and a use noted here and not written yet. Memory only: it runs on every request.
@@ -91,7 +82,7 @@ async function accountBySession(deps: Deps, sessionId: string, accountId: number
   // one's last flush, may have written a later use than the entry holds.
   if (cached?.account.id === accountId && cached.lastUsedAt && !sessionIdle(deps, sessionId, cached.lastUsedAt)) return cached.account;
   const epoch = authCache.epoch;
-  const [row] = await deps.db.query<SessionRow>(BY_SESSION, [sessionId, accountId, deps.clock.now()]);
+  const row = await accountOfLiveSession(deps.db, sessionId, accountId, deps.clock.now());
   if (!row) return undefined;
   const { session_expires_at: validUntil, session_last_used_at: lastUsedAt, ...account } = row;
   if (sessionIdle(deps, sessionId, lastUsedAt)) return undefined;

@@ -7,20 +7,15 @@ import { isUuid } from '../../lib/text.ts';
 import { TAKEOVER_LINKS, voidTokens } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
 import { sessionIdle } from './sessions.credentials.ts';
+import * as repo from './sessions.repo.ts';
 import type { AuthContext } from './sessions.types.ts';
-
-type SessionRow = { id: string; created_at: Date; last_used_at: Date | null; ip: string | null; user_agent: string | null };
 
 /**
  * The account's live sessions, newest first; `current` marks the calling JWT's. One idle past
  * SESSION_IDLE_TIMEOUT is over, though its row stays until it expires.
  */
 export async function listSessions(deps: Deps, auth: AuthContext) {
-  const rows = await deps.db.query<SessionRow>(
-    `SELECT id, created_at, last_used_at, ip, user_agent FROM sessions
-     WHERE account_id = $1 AND revoked_at IS NULL AND expires_at > $2 ORDER BY created_at DESC, id`,
-    [auth.account.id, deps.clock.now()],
-  );
+  const rows = await repo.liveSessions(deps.db, auth.account.id, deps.clock.now());
   const live = rows.filter((row) => !sessionIdle(deps, row.id, row.last_used_at ?? row.created_at));
   const sessions = live.map((row) => {
     const pending = deps.sessionTouches.pending(row.id);
@@ -39,25 +34,16 @@ export async function listSessions(deps: Deps, auth: AuthContext) {
 
 /** Ends the account's live sessions, but for `except`; returns how many. */
 export async function revokeSessions(db: Queryable, clock: Clock, accountId: number, except?: string): Promise<number> {
-  const rows = await db.query(
-    `UPDATE sessions SET revoked_at = $2 WHERE account_id = $1 AND revoked_at IS NULL AND expires_at > $2 AND ($3::uuid IS NULL OR id <> $3) RETURNING id`,
-    [accountId, clock.now(), except ?? null],
-  );
-  return rows.length;
+  return repo.revokeLiveSessions(db, accountId, clock.now(), except);
 }
 
 /** Ends one session of the account at once, on every instance; another account's is a 404. */
 export async function revokeSession(deps: Deps, auth: AuthContext, sessionId: string, request: RequestInfo) {
   const revoked = await deps.db.transaction(async (tx) => {
     const now = deps.clock.now();
-    const rows = isUuid(sessionId)
-      ? await tx.query(
-          'UPDATE sessions SET revoked_at = $3 WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL AND expires_at > $3 RETURNING id',
-          [sessionId, auth.account.id, now],
-        )
-      : [];
-    if (rows.length) await recordEvent(tx, deps.clock, 'session.revoked', { accountId: auth.account.id }, request, { session: sessionId.toLowerCase() });
-    return rows.length > 0;
+    const revoked = isUuid(sessionId) && (await repo.revokeLiveSession(tx, sessionId, auth.account.id, now));
+    if (revoked) await recordEvent(tx, deps.clock, 'session.revoked', { accountId: auth.account.id }, request, { session: sessionId.toLowerCase() });
+    return revoked;
   });
   if (!revoked) throw new AppError('NOT_FOUND', 'No such session.');
   deps.authCache.evictAccount(auth.account.id);
@@ -87,9 +73,10 @@ export async function revokeAllSessions(deps: Deps, auth: AuthContext, keepCurre
 
 /** Only a session can be logged out; an API key is permanent. */
 export async function logout(deps: Deps, auth: AuthContext, request: RequestInfo): Promise<void> {
-  if (!auth.sessionId) throw new AppError('UNAUTHORIZED', 'Log out with the session token, not the API key.');
+  const { sessionId } = auth;
+  if (!sessionId) throw new AppError('UNAUTHORIZED', 'Log out with the session token, not the API key.');
   await deps.db.transaction(async (tx) => {
-    await tx.query('UPDATE sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [auth.sessionId, deps.clock.now()]);
+    await repo.revokeSessionRow(tx, sessionId, deps.clock.now());
     await recordEvent(tx, deps.clock, 'logout', { accountId: auth.account.id }, request);
   });
   // The trigger's notice reaches this instance a moment later; the caller may ask again sooner.

@@ -11,6 +11,7 @@ import { apiKeyPlace } from '../keys/index.ts';
 import { finishSecondStep, proveWithPasskey, secondStepAccount, startSecondStep, type Proof } from '../mfa/index.ts';
 import { issueDeviceToken, readDeviceToken, type Device } from './sessions.devices.ts';
 import { SESSION_RATE_RULES } from './sessions.limits.ts';
+import { insertSession } from './sessions.repo.ts';
 
 /**
  * Counts this attempt before its password is checked, so concurrent guesses cannot get more
@@ -129,13 +130,7 @@ async function startSession(deps: Deps, account: AccountRow, request: RequestInf
   const { token, expiresAt } = await deps.jwt.sign({ accountId: account.id, sessionId });
   await deps.db.transaction(async (tx) => {
     const now = deps.clock.now();
-    await tx.query(
-      {
-        name: 'auth_create_session',
-        text: 'INSERT INTO sessions (id, account_id, created_at, expires_at, last_used_at, ip, user_agent) VALUES ($1, $2, $3, $4, $3, $5, $6)',
-      },
-      [sessionId, account.id, now, expiresAt, request.ip || null, userAgentOf(request)],
-    );
+    await insertSession(tx, { id: sessionId, account_id: account.id, created_at: now, expires_at: expiresAt, ip: request.ip || null, user_agent: userAgentOf(request) });
     await recordEvent(tx, deps.clock, 'login.succeeded', { accountId: account.id }, request);
   });
   const user = toUser(account, deps.secretBox.open(account.api_key_sealed, apiKeyPlace(account.id)));

@@ -1,6 +1,7 @@
 import type { Clock } from '../../lib/clock.ts';
 import type { Queryable } from '../../lib/db.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { writeLastUses } from './sessions.repo.ts';
 
 /** A session's use is written at most this often, whatever the traffic. */
 const TOUCH_GAP_MS = 60_000;
@@ -18,16 +19,6 @@ export interface SessionTouches {
   /** Stops the timer and writes what is left. */
   stop(): Promise<void>;
 }
-
-const TOUCH_SQL = {
-  name: 'sessions_touch',
-  // The condition on $3, the time of the write, makes "once a minute" hold across instances
-  // too; the one on t.at keeps a later use another instance wrote.
-  text: `UPDATE sessions s SET last_used_at = t.at
-         FROM unnest($1::uuid[], $2::timestamptz[]) AS t(id, at)
-         WHERE s.id = t.id AND (s.last_used_at IS NULL OR (s.last_used_at < t.at AND s.last_used_at <= $3::timestamptz - interval '1 minute'))
-         RETURNING s.id`,
-};
 
 /**
  * `last_used_at` without a database write on /me: uses are noted in memory and written by a
@@ -61,8 +52,7 @@ export function createSessionTouches(options: { db: Queryable; clock: Clock; log
       writing.set(id, at);
     }
     try {
-      const rows = await db.query<{ id: string }>(TOUCH_SQL, [batch.map(([id]) => id), batch.map(([, at]) => new Date(at)), new Date(now)]);
-      const stored = new Set(rows.map((row) => row.id));
+      const stored = new Set(await writeLastUses(db, batch.map(([id]) => id), batch.map(([, at]) => new Date(at)), new Date(now)));
       for (const [id, at] of batch) {
         if (stored.has(id.toLowerCase())) written.set(id, at);
         // Written less than a minute ago by another instance or the login: tried again while

@@ -3,3 +3,4 @@
 export { applyPaymentChange, type PaymentChange } from './sites.payments.ts';
 export type { PaymentStatus } from './sites.schemas.ts';
 export { siteWebhookSecret } from './sites.service.ts';
+export { paymentsTable, sitesTable } from './sites.model.ts';

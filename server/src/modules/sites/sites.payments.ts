@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import { lockNames } from '../../lib/advisory-locks.ts';
 import type { Tx } from '../../lib/db.ts';
+import * as repo from './sites.repo.ts';
 import type { PaymentStatus } from './sites.schemas.ts';
 
 /** What one provider event says about one payment of a site. */
@@ -15,33 +16,16 @@ export type PaymentChange = {
 
 type PaymentState = { status: PaymentStatus; at: Date; amount: number | undefined; currency: string | undefined; checkoutSession: string | undefined };
 
-type PaymentRow = { reference: string; checkout_session: string | null; status: PaymentStatus; amount: string | null; currency: string | null; last_event_at: Date };
-
 /**
  * Applies a change to the payment of the site with `siteKey`, in the caller's transaction.
  * Returns why nothing changed when the site is gone.
  */
 export async function applyPaymentChange(deps: Deps, tx: Tx, siteKey: string, change: PaymentChange): Promise<string | undefined> {
-  const [site] = await tx.query<{ id: number }>({ name: 'payment_site_id', text: 'SELECT id FROM sites WHERE site_key = $1' }, [siteKey]);
-  if (!site) return 'the site no longer exists';
-  await applyChange(deps, tx, site.id, change);
+  const siteId = await repo.siteIdOf(tx, siteKey);
+  if (siteId === undefined) return 'the site no longer exists';
+  await applyChange(deps, tx, siteId, change);
   return undefined;
 }
-
-const SELECT_PAYMENTS = {
-  name: 'payment_rows',
-  text: `SELECT reference, checkout_session, status, amount, currency, last_event_at FROM payments
-         WHERE site_id = $1 AND (reference = ANY($2) OR checkout_session = ANY($2)) FOR UPDATE`,
-};
-
-const UPSERT_PAYMENT = {
-  name: 'payment_upsert',
-  text: `INSERT INTO payments (site_id, reference, checkout_session, status, amount, currency, last_event_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-         ON CONFLICT (site_id, reference) DO UPDATE SET checkout_session = EXCLUDED.checkout_session,
-           status = EXCLUDED.status, amount = EXCLUDED.amount, currency = EXCLUDED.currency,
-           last_event_at = EXCLUDED.last_event_at, updated_at = EXCLUDED.updated_at`,
-};
 
 /**
  * A payment is keyed by its payment intent, else by its checkout session. A session seen
@@ -50,27 +34,33 @@ const UPSERT_PAYMENT = {
 async function applyChange(deps: Deps, tx: Tx, siteId: number, change: PaymentChange): Promise<void> {
   const keys = [change.reference, change.checkoutSession].filter((key): key is string => Boolean(key));
   await lockNames(tx, keys.map((key) => `payment:${siteId}:${key}`));
-  const rows = await tx.query<PaymentRow>(SELECT_PAYMENTS, [siteId, keys]);
+  const rows = await repo.lockPayments(tx, siteId, keys);
   const reference = targetReference(change, rows);
   let state: PaymentState | undefined;
   for (const row of rows) state = merge(state, fromRow(row));
   state = merge(state, change);
   const stale = rows.filter((row) => row.reference !== reference).map((row) => row.reference);
-  if (stale.length) await tx.query('DELETE FROM payments WHERE site_id = $1 AND reference = ANY($2)', [siteId, stale]);
-  await tx.query(
-    UPSERT_PAYMENT,
-    [siteId, reference, state.checkoutSession ?? null, state.status, state.amount ?? null, state.currency ?? null, state.at, deps.clock.now()],
-  );
+  if (stale.length) await repo.deletePayments(tx, siteId, stale);
+  await repo.upsertPayment(tx, {
+    site_id: siteId,
+    reference,
+    checkout_session: state.checkoutSession ?? null,
+    status: state.status,
+    amount: state.amount ?? null,
+    currency: state.currency ?? null,
+    last_event_at: state.at,
+    updated_at: deps.clock.now(),
+  });
 }
 
 /** An event that knows only the session keeps the payment-intent key a linked row already has. */
-function targetReference(change: PaymentChange, rows: PaymentRow[]): string {
+function targetReference(change: PaymentChange, rows: repo.PaymentRow[]): string {
   if (change.reference !== change.checkoutSession) return change.reference;
   const linked = rows.find((row) => row.checkout_session === change.checkoutSession && row.reference !== change.checkoutSession);
   return linked?.reference ?? change.reference;
 }
 
-function fromRow(row: PaymentRow): PaymentState {
+function fromRow(row: repo.PaymentRow): PaymentState {
   return {
     status: row.status,
     at: row.last_event_at,

@@ -1,7 +1,8 @@
 import type { Queryable } from '../../lib/db.ts';
 import type { InboxEntry, Outcome, ProviderName } from '../provider.ts';
+import { INBOX_STATES, type InboxRecord, type InboxState } from './model.ts';
 
-// Every statement on webhook_inbox, in one place. Named ones are prepared once per connection.
+// Every statement on webhook_inbox (model.ts), in one place. Named ones are prepared once per connection.
 
 /** A verified delivery, ready to be kept. `scope` is the site key or channel id ('' if none). */
 export type InboxDelivery = { provider: ProviderName; scope: string; externalId: string; payload: Buffer };
@@ -69,7 +70,7 @@ const LOCK_ENTRY = {
   text: 'SELECT id, provider, scope, payload, received_at, state FROM webhook_inbox WHERE id = $1 FOR UPDATE',
 };
 
-type EntryRow = { id: string; provider: ProviderName; scope: string; payload: Buffer; received_at: Date; state: string };
+type EntryRow = Pick<InboxRecord, 'id' | 'provider' | 'scope' | 'payload' | 'received_at' | 'state'>;
 
 /** The entry, locked until the transaction ends, if it is still waiting to be applied. */
 export async function lockReceivedEntry(tx: Queryable, id: string): Promise<InboxEntry | undefined> {
@@ -105,23 +106,11 @@ export async function markDead(db: Queryable, id: string, now: Date): Promise<{ 
 
 // ------------------------------------------------------------ operators (docs/API.md, Operator API)
 
-export const INBOX_STATES = ['received', 'processed', 'ignored', 'dead'] as const;
-export type InboxState = (typeof INBOX_STATES)[number];
+export { INBOX_STATES, type InboxState };
 
 export type InboxFilter = { provider?: ProviderName; state?: InboxState; since?: Date; until?: Date };
 
-export type InboxRow = {
-  id: string;
-  provider: ProviderName;
-  scope: string;
-  external_id: string;
-  state: InboxState;
-  received_at: Date;
-  processed_at: Date | null;
-  attempts: number;
-  last_error: string | null;
-  reason: string | null;
-};
+export type InboxRow = Pick<InboxRecord, 'id' | 'provider' | 'scope' | 'external_id' | 'state' | 'received_at' | 'processed_at' | 'attempts' | 'last_error' | 'reason'>;
 
 const ROW_COLUMNS = 'id, provider, scope, external_id, state, received_at, processed_at, attempts, last_error, reason';
 

@@ -1,0 +1,32 @@
+import type { Queryable } from '../../lib/db.ts';
+import { accountIdByEmailSql } from '../accounts/index.ts';
+import type { AuditEventRecord } from './activity.model.ts';
+
+// Every statement on audit_events (activity.model.ts).
+
+type NewEvent = Pick<AuditEventRecord, 'event' | 'at' | 'ip' | 'user_agent' | 'data'>;
+
+/**
+ * One event, of an account by id or by address. By address (failed logins) the account's id
+ * is a subquery of the same statement, whether or not an account has the address, so a
+ * known and an unknown address cost the same; the accounts module owns that subquery.
+ */
+export async function insertEvent(db: Queryable, who: { accountId: number | null } | { email: string }, event: NewEvent): Promise<void> {
+  const account = 'accountId' in who ? { sql: '$1::int', value: who.accountId } : { sql: accountIdByEmailSql(1), value: who.email };
+  await db.query(
+    `INSERT INTO audit_events (account_id, event, at, ip, user_agent, data) VALUES (${account.sql}, $2, $3, $4, $5, $6)`,
+    [account.value, event.event, event.at, event.ip, event.user_agent, event.data],
+  );
+}
+
+export type ActivityRow = Pick<AuditEventRecord, 'event' | 'at' | 'ip' | 'user_agent'>;
+
+/** The account's newest events first. */
+export function latestEvents(db: Queryable, accountId: number, limit: number): Promise<ActivityRow[]> {
+  return db.query<ActivityRow>(`SELECT event, at, ip, user_agent FROM audit_events WHERE account_id = $1 ORDER BY at DESC, id DESC LIMIT ${limit}`, [accountId]);
+}
+
+/** Deletes up to `batch` events older than `before`; returns how many went. */
+export async function deleteEventsBefore(db: Queryable, before: Date, batch: number): Promise<number> {
+  return (await db.query(`DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE at < $1 ORDER BY id LIMIT ${batch}) RETURNING id`, [before])).length;
+}

@@ -1,0 +1,25 @@
+import { DataTypes } from 'sequelize';
+import { declareTable, notNull, nullable, primaryKey } from '../../lib/model.ts';
+
+/** A row of `sessions` (migrations 0001 and 0005); every statement on it is in sessions.repo.ts. */
+export type SessionRecord = {
+  id: string;
+  account_id: number;
+  created_at: Date;
+  expires_at: Date;
+  revoked_at: Date | null;
+  ip: string | null;
+  user_agent: string | null;
+  last_used_at: Date | null;
+};
+
+export const sessionsTable = declareTable<SessionRecord>('sessions', {
+  id: primaryKey(DataTypes.UUID),
+  account_id: notNull(DataTypes.INTEGER),
+  created_at: notNull(DataTypes.DATE),
+  expires_at: notNull(DataTypes.DATE),
+  revoked_at: nullable(DataTypes.DATE),
+  ip: nullable(DataTypes.TEXT),
+  user_agent: nullable(DataTypes.TEXT),
+  last_used_at: nullable(DataTypes.DATE),
+});

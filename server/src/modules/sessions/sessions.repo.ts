@@ -1,0 +1,93 @@
+import type { Queryable } from '../../lib/db.ts';
+import { ACCOUNT_COLUMNS, type AccountRow } from '../accounts/index.ts';
+import type { SessionRecord } from './sessions.model.ts';
+
+// Every statement on sessions (sessions.model.ts). The statements on the request path keep a
+// name, so each connection prepares them once.
+
+/**
+ * The one statement here that reads another module's table, on purpose: a session is
+ * authenticated by a join, sessions with accounts, on every request the /me cache misses.
+ * Two statements (the session, then accounts.accountById) would cost a second round trip
+ * on the hottest path; the join is the sessions module's question, so it stands here, and
+ * the accounts module's face gives its columns (ACCOUNT_COLUMNS), so the row it returns is
+ * the AccountRow that module declares. tests/architecture.unit.test.ts lists this exception.
+ */
+const BY_SESSION = {
+  name: 'auth_by_session',
+  text: `SELECT ${ACCOUNT_COLUMNS}, s.expires_at AS session_expires_at, coalesce(s.last_used_at, s.created_at) AS session_last_used_at
+         FROM sessions s JOIN accounts a ON a.id = s.account_id
+         WHERE s.id = $1 AND s.account_id = $2 AND s.revoked_at IS NULL AND s.expires_at > $3`,
+};
+
+export type SessionAccount = AccountRow & { session_expires_at: Date; session_last_used_at: Date };
+
+/** The account of a live session of `accountId`, with the session's end and last use. */
+export async function accountOfLiveSession(db: Queryable, sessionId: string, accountId: number, now: Date): Promise<SessionAccount | undefined> {
+  const [row] = await db.query<SessionAccount>(BY_SESSION, [sessionId, accountId, now]);
+  return row;
+}
+
+type NewSession = Pick<SessionRecord, 'id' | 'account_id' | 'created_at' | 'expires_at' | 'ip' | 'user_agent'>;
+
+/** A new session, used at its creation. */
+export async function insertSession(tx: Queryable, session: NewSession): Promise<void> {
+  await tx.query(
+    {
+      name: 'auth_create_session',
+      text: 'INSERT INTO sessions (id, account_id, created_at, expires_at, last_used_at, ip, user_agent) VALUES ($1, $2, $3, $4, $3, $5, $6)',
+    },
+    [session.id, session.account_id, session.created_at, session.expires_at, session.ip, session.user_agent],
+  );
+}
+
+export type ListedSession = Pick<SessionRecord, 'id' | 'created_at' | 'last_used_at' | 'ip' | 'user_agent'>;
+
+/** The account's sessions neither revoked nor expired at `now`, newest first. */
+export function liveSessions(db: Queryable, accountId: number, now: Date): Promise<ListedSession[]> {
+  return db.query<ListedSession>(
+    `SELECT id, created_at, last_used_at, ip, user_agent FROM sessions
+     WHERE account_id = $1 AND revoked_at IS NULL AND expires_at > $2 ORDER BY created_at DESC, id`,
+    [accountId, now],
+  );
+}
+
+/** Ends the account's live sessions, but for `except`; returns how many. */
+export async function revokeLiveSessions(db: Queryable, accountId: number, now: Date, except?: string): Promise<number> {
+  const rows = await db.query(
+    `UPDATE sessions SET revoked_at = $2 WHERE account_id = $1 AND revoked_at IS NULL AND expires_at > $2 AND ($3::uuid IS NULL OR id <> $3) RETURNING id`,
+    [accountId, now, except ?? null],
+  );
+  return rows.length;
+}
+
+/** Ends one live session of the account; false when it has no such session. */
+export async function revokeLiveSession(tx: Queryable, sessionId: string, accountId: number, now: Date): Promise<boolean> {
+  const rows = await tx.query('UPDATE sessions SET revoked_at = $3 WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL AND expires_at > $3 RETURNING id', [
+    sessionId,
+    accountId,
+    now,
+  ]);
+  return rows.length > 0;
+}
+
+/** Ends a session whatever its state (a logout). */
+export async function revokeSessionRow(tx: Queryable, sessionId: string, now: Date): Promise<void> {
+  await tx.query('UPDATE sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [sessionId, now]);
+}
+
+const TOUCH_SQL = {
+  name: 'sessions_touch',
+  // The condition on $3, the time of the write, makes "once a minute" hold across instances
+  // too; the one on t.at keeps a later use another instance wrote.
+  text: `UPDATE sessions s SET last_used_at = t.at
+         FROM unnest($1::uuid[], $2::timestamptz[]) AS t(id, at)
+         WHERE s.id = t.id AND (s.last_used_at IS NULL OR (s.last_used_at < t.at AND s.last_used_at <= $3::timestamptz - interval '1 minute'))
+         RETURNING s.id`,
+};
+
+/** Writes the sessions' last uses, one statement for all; returns the ids written. */
+export async function writeLastUses(db: Queryable, ids: string[], uses: Date[], now: Date): Promise<string[]> {
+  const rows = await db.query<{ id: string }>(TOUCH_SQL, [ids, uses, now]);
+  return rows.map((row) => row.id);
+}

@@ -1,0 +1,113 @@
+import type { Queryable } from '../../lib/db.ts';
+import { sealedColumn } from '../../lib/sealed-column.ts';
+import { LIST_LIMIT } from '../lists.ts';
+import type { PaymentRecord, SiteRecord } from './sites.model.ts';
+
+// Every statement on sites and payments (sites.model.ts). The statements of webhook
+// deliveries keep a name, so each connection prepares them once.
+
+export type SiteRow = Pick<SiteRecord, 'site_key' | 'name' | 'created_at'>;
+
+export async function insertSite(tx: Queryable, site: Omit<SiteRecord, 'id'>): Promise<void> {
+  await tx.query('INSERT INTO sites (site_key, account_id, name, secret_sealed, created_at) VALUES ($1, $2, $3, $4, $5)', [
+    site.site_key,
+    site.account_id,
+    site.name,
+    site.secret_sealed,
+    site.created_at,
+  ]);
+}
+
+export function sitesOf(db: Queryable, accountId: number): Promise<SiteRow[]> {
+  return db.query<SiteRow>('SELECT site_key, name, created_at FROM sites WHERE account_id = $1 ORDER BY created_at, id', [accountId]);
+}
+
+/** Renames the account's site or replaces its secret (null: keep); undefined for no such site. */
+export async function updateSiteRow(tx: Queryable, siteKey: string, accountId: number, change: { name: string | null; sealed: string | null }): Promise<SiteRow | undefined> {
+  const [site] = await tx.query<SiteRow>(
+    `UPDATE sites SET name = COALESCE($3, name), secret_sealed = COALESCE($4, secret_sealed)
+     WHERE site_key = $1 AND account_id = $2 RETURNING site_key, name, created_at`,
+    [siteKey, accountId, change.name, change.sealed],
+  );
+  return site;
+}
+
+/** Deletes the account's site (its payments go by cascade); false for no such site. */
+export async function deleteSiteRow(tx: Queryable, siteKey: string, accountId: number): Promise<boolean> {
+  return (await tx.query('DELETE FROM sites WHERE site_key = $1 AND account_id = $2 RETURNING id', [siteKey, accountId])).length > 0;
+}
+
+/** The id of the account's site, or of any site when `accountId` is undefined (a delivery). */
+export async function siteIdOf(db: Queryable, siteKey: string, accountId?: number): Promise<number | undefined> {
+  const [site] =
+    accountId === undefined
+      ? await db.query<{ id: number }>({ name: 'payment_site_id', text: 'SELECT id FROM sites WHERE site_key = $1' }, [siteKey])
+      : await db.query<{ id: number }>('SELECT id FROM sites WHERE site_key = $1 AND account_id = $2', [siteKey, accountId]);
+  return site?.id;
+}
+
+const SITE_SECRET = { name: 'site_webhook_secret', text: 'SELECT secret_sealed, account_id FROM sites WHERE site_key = $1' };
+
+export async function siteSecretRow(db: Queryable, siteKey: string): Promise<Pick<SiteRecord, 'secret_sealed' | 'account_id'> | undefined> {
+  const [site] = await db.query<Pick<SiteRecord, 'secret_sealed' | 'account_id'>>(SITE_SECRET, [siteKey]);
+  return site;
+}
+
+export type ListedPayment = Pick<PaymentRecord, 'reference' | 'status' | 'amount' | 'currency' | 'updated_at'>;
+
+export function latestPayments(db: Queryable, siteId: number): Promise<ListedPayment[]> {
+  return db.query<ListedPayment>(
+    `SELECT reference, status, amount, currency, updated_at FROM payments
+     WHERE site_id = $1 ORDER BY updated_at DESC, reference LIMIT ${LIST_LIMIT}`,
+    [siteId],
+  );
+}
+
+export type PaymentRow = Pick<PaymentRecord, 'reference' | 'checkout_session' | 'status' | 'amount' | 'currency' | 'last_event_at'>;
+
+const SELECT_PAYMENTS = {
+  name: 'payment_rows',
+  text: `SELECT reference, checkout_session, status, amount, currency, last_event_at FROM payments
+         WHERE site_id = $1 AND (reference = ANY($2) OR checkout_session = ANY($2)) FOR UPDATE`,
+};
+
+/** The site's payments known by any of these keys, locked. */
+export function lockPayments(tx: Queryable, siteId: number, keys: string[]): Promise<PaymentRow[]> {
+  return tx.query<PaymentRow>(SELECT_PAYMENTS, [siteId, keys]);
+}
+
+export async function deletePayments(tx: Queryable, siteId: number, references: string[]): Promise<void> {
+  await tx.query('DELETE FROM payments WHERE site_id = $1 AND reference = ANY($2)', [siteId, references]);
+}
+
+const UPSERT_PAYMENT = {
+  name: 'payment_upsert',
+  text: `INSERT INTO payments (site_id, reference, checkout_session, status, amount, currency, last_event_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (site_id, reference) DO UPDATE SET checkout_session = EXCLUDED.checkout_session,
+           status = EXCLUDED.status, amount = EXCLUDED.amount, currency = EXCLUDED.currency,
+           last_event_at = EXCLUDED.last_event_at, updated_at = EXCLUDED.updated_at`,
+};
+
+type PaymentWrite = Omit<PaymentRecord, 'amount'> & { amount: number | null };
+
+export async function upsertPayment(tx: Queryable, payment: PaymentWrite): Promise<void> {
+  await tx.query(UPSERT_PAYMENT, [
+    payment.site_id,
+    payment.reference,
+    payment.checkout_session,
+    payment.status,
+    payment.amount,
+    payment.currency,
+    payment.last_event_at,
+    payment.updated_at,
+  ]);
+}
+
+/** The sites' sealed webhook secrets, for the jobs that cross tables. */
+export const sealedSiteSecrets = sealedColumn('sites.secret_sealed', {
+  sample: 'SELECT site_key AS key, secret_sealed AS value FROM sites LIMIT 1',
+  countNotLike: 'SELECT count(*) AS count FROM sites WHERE secret_sealed NOT LIKE $1',
+  pageNotLike: 'SELECT site_key AS key, secret_sealed AS value FROM sites WHERE secret_sealed NOT LIKE $1 AND ($2::text IS NULL OR site_key > $2) ORDER BY site_key LIMIT $3',
+  reseal: 'UPDATE sites SET secret_sealed = $2 WHERE site_key = $1 AND secret_sealed = $3',
+});
