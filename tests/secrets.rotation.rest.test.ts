@@ -9,8 +9,9 @@ import { createSecretBox, keyIdOf } from '../server/src/lib/crypto.ts';
 import { jwtKeyId } from '../server/src/lib/jwt.ts';
 import { createLogger } from '../server/src/lib/logger.ts';
 import { StartError } from '../server/src/roles/start-error.ts';
-import { bearer, me, registerAndVerify, type Account } from './helpers/auth.ts';
-import { LogCapture, startTestService, type TestService } from './helpers/service.ts';
+import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
+import { AUTH, PASSWORD, assertError, bearer, login, me, registerAndVerify, type Account } from './helpers/auth.ts';
+import { LogCapture, request, startTestService, type TestService } from './helpers/service.ts';
 import { callerFor, post, stripeEvent, stripeHeaders, unixNow, viberHeaders, viberMessage, viberToken } from './helpers/webhook-fixtures.ts';
 
 // docs/DEPLOY.md, Rotating secrets: JWT_SECRET and DATA_KEY take several values, the first in use, every
@@ -25,7 +26,7 @@ const KEY_2 = randomBytes(32).toString('base64');
 const SITE_SECRET = `whsec_${randomBytes(24).toString('base64url')}`;
 const BOT_TOKEN = `4f1c-${randomBytes(12).toString('hex')}`;
 
-type Context = { service: TestService; alice: Account; siteKey: string; channelId: string };
+type Context = { service: TestService; alice: Account; carol: Account & { totpSecret: string }; siteKey: string; channelId: string };
 const test = suite<Context>('secrets: JWT_SECRET and DATA_KEY rotate without logging anyone out');
 
 test.before(async (context) => {
@@ -34,7 +35,20 @@ test.before(async (context) => {
   const caller = callerFor(context.service, { id: context.alice.user.id, email: context.alice.email, token: context.alice.token });
   context.siteKey = (await caller.sites.create({ name: 'Shop', paymentWebhookSecret: SITE_SECRET })).siteKey;
   context.channelId = (await caller.channels.create({ platform: 'messengertwo', name: 'Viber', botToken: BOT_TOKEN })).channelId;
+  context.carol = await accountWithTotp(context.service, 'carol@example.com');
 });
+
+let lastCodeAt = 0;
+
+/** An account whose authenticator secret is sealed under DATA_KEY like the others. */
+async function accountWithTotp(service: TestService, email: string): Promise<Account & { totpSecret: string }> {
+  const account = await registerAndVerify(service, email);
+  const setup = await request(service.url, 'POST', `${AUTH}/mfa/totp/setup`, { json: { password: PASSWORD }, headers: bearer(account.token) });
+  assert.is(setup.status, 200, setup.text);
+  const enabled = await request(service.url, 'POST', `${AUTH}/mfa/totp/enable`, { json: { code: totpCodeAt(setup.body.secret, service.clock.now()) }, headers: bearer(account.token) });
+  assert.is(enabled.status, 200, enabled.text);
+  return { ...account, totpSecret: setup.body.secret };
+}
 
 test.after(async ({ service }) => {
   await service?.close();
@@ -51,6 +65,15 @@ async function assertSecretsWork(context: Context, apiKey: string, label: string
   const message = viberMessage(viberToken(Number(randomBytes(2).readUInt16BE())), { id: 'visitor', name: 'Visitor' }, 'hello');
   const viber = await post(service, `/messengertwo/bot/${context.channelId}`, message, viberHeaders(message, BOT_TOKEN));
   assert.is(viber.status, 200, `${label}: the channel's bot token: ${viber.text}`);
+  // Each sign-in takes a later 30-second step than the last (a code is accepted once), on a
+  // clock that a restart sets back to the present.
+  lastCodeAt = Math.max(service.clock.now().getTime(), lastCodeAt) + 30_000;
+  service.clock.set(new Date(lastCodeAt));
+  const firstStep = await login(service, context.carol.email);
+  assertError(firstStep, 403, 'MFA_REQUIRED');
+  const code = totpCodeAt(context.carol.totpSecret, service.clock.now());
+  const secondStep = await request(service.url, 'POST', `${AUTH}/login/mfa`, { json: { mfa_token: firstStep.body.mfa_token, code } });
+  assert.is(secondStep.status, 200, `${label}: the authenticator secret: ${secondStep.text}`);
 }
 
 /** The key id of every stored sealed value, and of the check value. */
@@ -58,7 +81,7 @@ async function sealedKeyIds(service: TestService): Promise<Set<string | undefine
   const rows = await service.deps.db.query<{ value: string }>(
     `SELECT api_key_sealed AS value FROM accounts UNION ALL SELECT secret_sealed FROM sites
      UNION ALL SELECT bot_token_sealed FROM channels UNION ALL SELECT secret_sealed FROM channels WHERE secret_sealed IS NOT NULL
-     UNION ALL SELECT sealed FROM data_key_check`,
+     UNION ALL SELECT secret_sealed FROM mfa_totp UNION ALL SELECT sealed FROM data_key_check`,
   );
   return new Set(rows.map((row) => keyIdOf(row.value)));
 }
@@ -81,11 +104,11 @@ test('a new key listed first: old sessions, API keys and secrets work, new token
   assert.equal(await sealedKeyIds(service), new Set([keyId(KEY_1), keyId(KEY_2)]), 'old values under the old key, new ones under the new');
 
   const report = await reencryptSecrets(service.deps, { accountId: null, request: { ip: '', requestId: 'test' } });
-  assert.equal(report, { success: true, reencrypted: 3, unreadable: 0 }, "alice's API key, the site's secret and the channel's token");
+  assert.equal(report, { success: true, reencrypted: 5, unreadable: 0 }, "alice's and carol's API keys, the site's secret, the channel's token and carol's authenticator secret");
   assert.equal(await sealedKeyIds(service), new Set([keyId(KEY_2)]));
   assert.equal(await reencryptSecrets(service.deps, { accountId: null, request: { ip: '', requestId: 'test' } }), { success: true, reencrypted: 0, unreadable: 0 }, 'a second run has nothing to do');
   const [audited] = await service.deps.db.query<{ data: unknown }>(`SELECT data FROM audit_events WHERE event = 'admin.secrets_reencrypted' ORDER BY id LIMIT 1`);
-  assert.equal(audited?.data, { reencrypted: 3, unreadable: 0 });
+  assert.equal(audited?.data, { reencrypted: 5, unreadable: 0 });
 
   context.service = await context.service.restart({ DATA_KEY: KEY_2 });
   assert.is((await me(context.service, bearer(before.token))).status, 200, 'the old DATA_KEY is gone: sessions do not depend on it');

@@ -1,6 +1,7 @@
 import type { Clock } from '../../lib/clock.ts';
 import type { Queryable } from '../../lib/db.ts';
 import type { ChallengeKind, ChallengeRecord, PasskeyRecord, TotpRecord } from './mfa.model.ts';
+import { sealedColumn } from '../../lib/sealed-column.ts';
 
 // Every statement on the second factor's tables (migration 0009): mfa_totp,
 // mfa_recovery_codes, passkeys, mfa_challenges and mfa_step_ups, declared in mfa.model.ts.
@@ -195,3 +196,11 @@ export async function stepUp(db: Queryable, sessionId: string, until: Date): Pro
     [sessionId, until],
   );
 }
+
+/** Authenticator secrets, sealed at `mfa_totp.secret_sealed` for their account (mfa.proofs.ts totpPlace). */
+export const sealedTotpSecrets = sealedColumn('mfa_totp.secret_sealed', {
+  sample: 'SELECT account_id AS key, secret_sealed AS value FROM mfa_totp LIMIT 1',
+  countNotLike: 'SELECT count(*) AS count FROM mfa_totp WHERE secret_sealed NOT LIKE $1',
+  pageNotLike: 'SELECT account_id AS key, secret_sealed AS value FROM mfa_totp WHERE secret_sealed NOT LIKE $1 AND ($2::integer IS NULL OR account_id > $2) ORDER BY account_id LIMIT $3',
+  reseal: 'UPDATE mfa_totp SET secret_sealed = $2 WHERE account_id = $1 AND secret_sealed = $3',
+});
