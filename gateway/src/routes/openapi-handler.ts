@@ -94,7 +94,7 @@ function send(res: ServerResponse, status: number, headers: Iterable<[string, st
  * hand procedures an abort signal, and none of ours reads one: that cost about a third of
  * /me's throughput. And errors are answered with the one error body, straight from
  * toErrorResponse, instead of the library's own. Routing, input and coercion use the
- * library's pieces: this file is where they are fenced (tests/internals.unit.test.ts).
+ * library's pieces: this file is where they are fenced (tests/internals.db.test.ts).
  */
 export function createOpenApiHandler(options: OpenApiHandlerOptions) {
   const { router, createContext, logger } = options;

@@ -2,7 +2,7 @@
  * Every column that holds a sealed value (AES-GCM under DATA_KEY, lib/crypto.ts). A value is
  * bound to its place, `<table>.<column>` and the row's key: the modules that write them name
  * the same places (keys.storage.ts apiKeyPlace, sites.service.ts, channels.service.ts),
- * and tests/secrets.rotation.db.test.ts seals through the modules and re-encrypts through
+ * and tests/secrets.rotation.rest.test.ts seals through the modules and re-encrypts through
  * this list, so the two cannot drift apart unnoticed. A new sealed column goes here.
  */
 export type SealedColumn = { table: string; key: string; column: string };
