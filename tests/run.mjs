@@ -20,6 +20,9 @@ const files = findTests(join(root, 'tests'))
   .filter((file) => !filter.length || filter.some((f) => file.includes(f)))
   .sort();
 
+// TEST_ORDER=reverse runs each file's tests last to first: no test may need another's leftovers.
+const orderImport = process.env.TEST_ORDER === 'reverse' ? ['--import', './tests/helpers/reverse-order.mjs'] : [];
+
 const stripAnsi = (text) => text.replace(/\x1b\[[0-9;]*m/g, '');
 const count = (text, label) => Number(new RegExp(`${label}:\\s+(\\d+)`).exec(text)?.[1] ?? NaN);
 
@@ -37,7 +40,7 @@ async function prepareEmbeddedTemplate() {
 function runFile(file) {
   return new Promise((resolve) => {
     const started = Date.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: root, env: { ...process.env, FORCE_COLOR: '0' } });
+    const child = spawn(process.execPath, ['--import', 'tsx', ...orderImport, file], { cwd: root, env: { ...process.env, FORCE_COLOR: '0' } });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
