@@ -73,6 +73,7 @@ test('both routes are 403 FORBIDDEN for an account that is not an admin, by JWT 
 
 test('findAccount: the account by its address, in any case and spacing, as its user object without the API key, plus mfa', async ({ service, admin }) => {
   const target = await registerAndVerify(service, 'found.me@example.com', { name: 'Found Me', company: 'Lookups Ltd' });
+  const audited = (await auditOf(service, admin.user.id)).length;
   const answer = await find(service, `?email=${encodeURIComponent('  Found.Me@EXAMPLE.com ')}`, admin.token);
   assert.is(answer.status, 200, answer.text);
   assert.is(answer.headers.get('cache-control'), 'no-store');
@@ -91,7 +92,7 @@ test('findAccount: the account by its address, in any case and spacing, as its u
   assert.equal(data(viaTrpc), { success: true, account: { ...user, mfa: true } });
 
   assertError(await find(service, '?email=nobody@example.com', admin.token), 404, 'NOT_FOUND');
-  const reads = (await auditOf(service, admin.user.id)).filter((row) => row.event === 'admin.account_read');
+  const reads = (await auditOf(service, admin.user.id)).slice(audited).filter((row) => row.event === 'admin.account_read');
   assert.equal(reads.map((row) => row.data), [
     { email: target.email, account: target.user.id },
     { email: target.email, account: target.user.id },

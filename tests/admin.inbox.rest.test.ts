@@ -72,6 +72,9 @@ test('every admin route is 403 FORBIDDEN for an account that is not an admin, an
 });
 
 test('stats: every provider, its deliveries by state, and the age of its oldest waiting one on the service clock', async ({ service, admin }) => {
+  // Counted as what this test adds: other tests keep deliveries of their own.
+  const operatorOf = (answer: { body: any }) => answer.body.providers.find((p: { provider: string }) => p.provider === 'operator');
+  const before = operatorOf(await get(service, '/inbox/stats', admin.token));
   await insertDelivery(service, { provider: 'operator', payload: '{}', state: 'received', ageMs: 90_000 });
   await insertDelivery(service, { provider: 'operator', payload: '{}', state: 'dead' });
   await insertDelivery(service, { provider: 'operator', payload: '{}', state: 'dead' });
@@ -79,9 +82,11 @@ test('stats: every provider, its deliveries by state, and the age of its oldest 
   const stats = await get(service, '/inbox/stats', admin.token);
   assert.is(stats.status, 200);
   assert.equal(stats.body.providers.map((p: { provider: string }) => p.provider), ['billing', 'payment', 'operator', 'messengerone', 'messengertwo']);
-  const operator = stats.body.providers.find((p: { provider: string }) => p.provider === 'operator');
-  assert.equal(operator, { provider: 'operator', received: 1, processed: 0, ignored: 1, dead: 2, oldest_pending_seconds: 90 });
-  assert.equal(stats.body.providers[0], { provider: 'billing', received: 0, processed: 0, ignored: 0, dead: 0, oldest_pending_seconds: null });
+  const operator = operatorOf(stats);
+  const added = Object.fromEntries((['received', 'processed', 'ignored', 'dead'] as const).map((state) => [state, Number(operator[state]) - Number(before[state])]));
+  assert.equal(added, { received: 1, processed: 0, ignored: 1, dead: 2 });
+  assert.is(operator.oldest_pending_seconds, 90);
+  for (const provider of stats.body.providers) assert.equal(Object.keys(provider).sort(), ['dead', 'ignored', 'oldest_pending_seconds', 'processed', 'provider', 'received']);
   await service.deps.db.query(`DELETE FROM webhook_inbox WHERE provider = 'operator'`);
 });
 
@@ -249,9 +254,18 @@ test('retention: processed and ignored deliveries older than INBOX_RETENTION_DAY
 });
 
 test('every admin action is in the acting admin\'s activity', async ({ service, admin }) => {
+  const [{ mark }] = await service.deps.db.query<{ mark: number }>('SELECT coalesce(max(id), 0)::int AS mark FROM audit_events');
+  // One of each action: read the stats, the list and a delivery; replay it, then in bulk.
+  const id = await insertDelivery(service, { provider: 'operator', payload: '{"update_id":2}', state: 'ignored' });
+  assert.is((await get(service, '/inbox/stats', admin.token)).status, 200);
+  assert.is((await get(service, '/inbox?provider=operator', admin.token)).status, 200);
+  assert.is((await get(service, `/inbox/${id}`, admin.token)).status, 200);
+  assert.equal((await postJson(service, `/inbox/${id}/replay`, admin.token)).body, { success: true });
+  await settled(service, id);
+  assert.is((await postJson(service, '/inbox/replay', admin.token, { provider: 'billing' })).status, 200);
   const [{ events }] = await service.deps.db.query<{ events: string[] }>(
-    `SELECT array_agg(DISTINCT event ORDER BY event) AS events FROM audit_events WHERE account_id = $1 AND event LIKE 'admin.%'`,
-    [admin.user.id],
+    `SELECT array_agg(DISTINCT event ORDER BY event) AS events FROM audit_events WHERE account_id = $1 AND event LIKE 'admin.%' AND id > $2`,
+    [admin.user.id, mark],
   );
   assert.equal(events, ['admin.deliveries_replayed', 'admin.delivery_read', 'admin.delivery_replayed', 'admin.inbox_read']);
 });
@@ -261,52 +275,59 @@ if (onServer) {
     const db = service.deps.db;
     // Skewed like a real inbox: almost everything processed, a few ignored, very few dead;
     // the operator bot a sliver of the traffic. Rare filters are where a missing index shows.
-    await db.query(`INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at, state)
+    await db.query(`INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at, state, enqueued_at)
       SELECT gen_random_uuid(),
         CASE WHEN i % 1000 = 500 THEN 'operator' WHEN i % 20 < 8 THEN 'billing' WHEN i % 20 < 16 THEN 'payment'
              WHEN i % 20 < 19 THEN 'messengerone' ELSE 'messengertwo' END,
         '', 'seed-' || i, '\\x7b7d', now() - (i || ' seconds')::interval,
-        CASE WHEN i % 1000 = 0 THEN 'dead' WHEN i % 200 = 1 THEN 'received' WHEN i % 100 = 2 THEN 'ignored' ELSE 'processed' END
+        CASE WHEN i % 1000 = 0 THEN 'dead' WHEN i % 200 = 1 THEN 'received' WHEN i % 100 = 2 THEN 'ignored' ELSE 'processed' END,
+        -- Enqueued "tomorrow": neither the dispatcher nor the sweeper takes the waiting ones.
+        now() + interval '1 day'
       FROM generate_series(1, 1000000) AS i`);
-    await db.query('ANALYZE webhook_inbox');
-    const plans: Array<Record<string, unknown>> = [];
-    const explaining: Queryable = {
-      query: async (text, values) => {
-        const sql = typeof text === 'string' ? text : text.text;
-        const [row] = await db.query<{ 'QUERY PLAN': Array<{ Plan: Record<string, unknown> }> }>(`EXPLAIN (FORMAT JSON) ${sql}`, values);
-        plans.push(row['QUERY PLAN'][0].Plan);
-        return [];
-      },
-    };
-    const middle = { receivedAt: new Date(Date.now() - 500_000 * 1000), id: randomUUID() };
-    // The planner may read a common filter from the plain recency index (a few hundred entries
-    // for a page); what must never happen is a table scan, a sort, or a costly plan.
-    const filters: Array<Parameters<typeof listDeliveries>[1]> = [
-      {},
-      { provider: 'billing' },
-      { provider: 'operator' },
-      { state: 'dead' },
-      { state: 'received' },
-      { provider: 'payment', state: 'ignored' },
-      { provider: 'operator', state: 'processed', since: new Date(Date.now() - 900_000 * 1000) },
-      { state: 'dead', until: new Date(Date.now() - 100_000 * 1000) },
-    ];
-    for (const filter of filters) {
-      for (const after of [undefined, middle]) {
-        plans.length = 0;
-        await listDeliveries(explaining, filter, after, 51);
-        const plan = plans[0] as { 'Node Type': string; 'Total Cost': number };
-        const text = JSON.stringify(plan);
-        const what = `${JSON.stringify(filter)} ${after ? 'deep page' : 'first page'}: ${text.replace(/"(Parallel Aware|Async Capable|Startup Cost|Plan Width|Parent Relationship)":[^,]*,/g, '').slice(0, 500)}`;
-        assert.is(plan['Node Type'], 'Limit', what);
-        assert.match(text, /"Node Type":"Index (Only )?Scan","[^}]*"Index Name":"webhook_inbox_\w+_idx"/, what);
-        // An incremental sort (ties of received_at only, on an index already in that order) is fine; a full one is not.
-        assert.not.match(text, /Seq Scan|"Node Type":"Sort"/, what);
-        assert.ok(plan['Total Cost'] < 500, `estimated cost ${plan['Total Cost']}: ${what}`);
+    try {
+      await db.query('ANALYZE webhook_inbox');
+      const plans: Array<Record<string, unknown>> = [];
+      const explaining: Queryable = {
+        query: async (text, values) => {
+          const sql = typeof text === 'string' ? text : text.text;
+          const [row] = await db.query<{ 'QUERY PLAN': Array<{ Plan: Record<string, unknown> }> }>(`EXPLAIN (FORMAT JSON) ${sql}`, values);
+          plans.push(row['QUERY PLAN'][0].Plan);
+          return [];
+        },
+      };
+      const middle = { receivedAt: new Date(Date.now() - 500_000 * 1000), id: randomUUID() };
+      // The planner may read a common filter from the plain recency index (a few hundred entries
+      // for a page); what must never happen is a table scan, a sort, or a costly plan.
+      const filters: Array<Parameters<typeof listDeliveries>[1]> = [
+        {},
+        { provider: 'billing' },
+        { provider: 'operator' },
+        { state: 'dead' },
+        { state: 'received' },
+        { provider: 'payment', state: 'ignored' },
+        { provider: 'operator', state: 'processed', since: new Date(Date.now() - 900_000 * 1000) },
+        { state: 'dead', until: new Date(Date.now() - 100_000 * 1000) },
+      ];
+      for (const filter of filters) {
+        for (const after of [undefined, middle]) {
+          plans.length = 0;
+          await listDeliveries(explaining, filter, after, 51);
+          const plan = plans[0] as { 'Node Type': string; 'Total Cost': number };
+          const text = JSON.stringify(plan);
+          const what = `${JSON.stringify(filter)} ${after ? 'deep page' : 'first page'}: ${text.replace(/"(Parallel Aware|Async Capable|Startup Cost|Plan Width|Parent Relationship)":[^,]*,/g, '').slice(0, 500)}`;
+          assert.is(plan['Node Type'], 'Limit', what);
+          assert.match(text, /"Node Type":"Index (Only )?Scan","[^}]*"Index Name":"webhook_inbox_\w+_idx"/, what);
+          // An incremental sort (ties of received_at only, on an index already in that order) is fine; a full one is not.
+          assert.not.match(text, /Seq Scan|"Node Type":"Sort"/, what);
+          assert.ok(plan['Total Cost'] < 500, `estimated cost ${plan['Total Cost']}: ${what}`);
+        }
       }
+      const page = await get(service, '/inbox?state=dead&limit=200', admin.token);
+      assert.is(page.body.items.length, 200);
+    } finally {
+      // A million rows would weigh on every test after this one.
+      await db.query(`DELETE FROM webhook_inbox WHERE external_id LIKE 'seed-%'`);
     }
-    const page = await get(service, '/inbox?state=dead&limit=200', admin.token);
-    assert.is(page.body.items.length, 200);
   });
 }
 

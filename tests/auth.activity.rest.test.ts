@@ -282,8 +282,8 @@ test('retention: runHousekeeping purges events older than AUDIT_RETENTION_DAYS (
   assert.is(cutoff.toISOString(), new Date(start + 2 * MINUTE).toISOString());
   const due = await count(service, 'audit_events WHERE at < $1', [cutoff]);
   const kept = await count(service, 'audit_events WHERE at >= $1', [cutoff]);
-  // The account's registration, verification, first login and first failure, and every earlier test's events.
-  assert.ok(due >= 4 + 14, `events due: ${due}`);
+  // The account's registration, verification, first login and first failure, and any other test's events before them.
+  assert.ok(due >= 4, `events due: ${due}`);
 
   const report = await runHousekeeping(service.deps);
   assert.is(report.auditEvents, due);

@@ -74,7 +74,8 @@ test('with a grace window both keys work until it ends, the old one answering wi
   assert.is((await me(service, bearer(newKey))).status, 200);
 
   // Stopped at the end of the window; housekeeping then forgets its lookup hash too.
-  assert.is((await runHousekeeping(service.deps)).previousKeys, 1);
+  // Other tests' grace windows may have ended on this clock as well: at least this one is forgotten.
+  assert.ok((await runHousekeeping(service.deps)).previousKeys >= 1);
   assert.equal(await previousKeyColumns(service, account.user.id), { api_key_previous_hash: null, api_key_previous_until: null });
   const [sealed] = await service.deps.db.query<{ api_key_sealed: string }>('SELECT api_key_sealed FROM accounts WHERE id = $1', [account.user.id]);
   assert.is(service.deps.secretBox.open(sealed.api_key_sealed, { column: 'accounts.api_key_sealed', row: account.user.id }), newKey, 'the only ciphertext is the new key');

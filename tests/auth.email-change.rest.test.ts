@@ -377,9 +377,13 @@ test('the link still works at 23 h 59 min and is dead after 24 hours on the test
 });
 
 test('no mail subject in this suite carries a token or a password', async ({ service }) => {
+  // Its own links (verification, e-mail change), besides whatever the other tests had mailed.
+  const account = await registerAndVerify(service, 'subjects.old@example.com');
+  assert.is((await changeEmail(service, bearer(account.token), { new_email: 'subjects.new@example.com', password: PASSWORD })).status, 200);
+  await nextMail(service, 'subjects.new@example.com', 0, CONFIRM_LINK);
   const mails = service.smtp.inbox;
   const tokens = mails.flatMap((mail) => [...mail.text.matchAll(/token=([A-Za-z0-9_-]+)/g)].map((match) => match[1]));
-  assert.ok(tokens.length > 10, 'links were mailed');
+  assert.ok(tokens.length >= 2, 'links were mailed');
   for (const mail of mails) {
     assert.not.match(mail.subject, /[A-Za-z0-9_-]{32,}/, mail.subject);
     for (const secret of [...tokens, PASSWORD]) assert.not.ok(mail.subject.includes(secret), mail.subject);

@@ -294,6 +294,7 @@ hibp.after(async ({ service }) => {
 const warnings = (service: TestService) => service.logs.lines.filter((line) => line.includes('breached-password check failed'));
 
 hibp('a breached password is refused on register, reset and change; a clean one (even listed with count 0) is accepted', async ({ service }) => {
+  const warned = warnings(service).length;
   assertRefused(await register(service, registration('leaked.register@example.com', LEAKED)), 'password', BREACHED);
   assert.is(await accountRows(service, 'leaked.register@example.com'), 0);
   const account = await registerAndVerify(service, 'leaked.account@example.com', { password: CLEAN });
@@ -302,11 +303,15 @@ hibp('a breached password is refused on register, reset and change; a clean one 
   assertRefused(await reset(service, token, LEAKED), 'password', BREACHED);
   assert.is(await tokenUsed(service, token), false);
   assert.is((await reset(service, token, GOOD)).status, 200);
-  assert.equal(warnings(service), []);
+  assert.equal(warnings(service).slice(warned), []);
 });
 
-hibp('the range API sees GET /range/<first 5 uppercase hex of the SHA-1>, with Add-Padding, and nothing else of the password', async () => {
-  assert.ok(rangeApi.seen.length >= 4, `${rangeApi.seen.length} requests`);
+hibp('the range API sees GET /range/<first 5 uppercase hex of the SHA-1>, with Add-Padding, and nothing else of the password', async ({ service }) => {
+  // Its own registration asks the API, besides whatever the other tests asked.
+  const asked = rangeApi.seen.length;
+  tried.add('juniper lighthouse meadow');
+  assert.is((await register(service, registration('range.seen@example.com', 'juniper lighthouse meadow'))).status, 201);
+  assert.ok(rangeApi.seen.length > asked, `${rangeApi.seen.length - asked} requests`);
   const prefixes = new Set([...tried].map((password) => sha1(password).slice(0, 5)));
   for (const seen of rangeApi.seen) {
     assert.is(seen.method, 'GET');
@@ -329,6 +334,7 @@ hibp('a common password is refused without asking the range API', async ({ servi
 });
 
 hibp('a range API that hangs: the password is allowed after about 2 s, with a warning', async ({ service }) => {
+  const warned = warnings(service).length;
   rangeApi.state.mode = 'hang';
   const started = performance.now();
   const result = await register(service, registration('hang.hibp@example.com', 'marmalade harbour lantern'));
@@ -336,8 +342,8 @@ hibp('a range API that hangs: the password is allowed after about 2 s, with a wa
   rangeApi.state.mode = 'answer';
   assert.is(result.status, 201, result.text);
   assert.ok(elapsed >= 1500 && elapsed < 15_000, `answered after ${Math.round(elapsed)} ms`);
-  assert.is(warnings(service).length, 1);
-  assert.is(JSON.parse(warnings(service)[0]).level, 'warn');
+  assert.is(warnings(service).length, warned + 1);
+  assert.is(JSON.parse(warnings(service)[warned]).level, 'warn');
 });
 
 hibp('a range API that answers 500: the password is allowed, with a warning', async ({ service }) => {

@@ -469,10 +469,14 @@ test('change password refuses garbage bodies with 400 VALIDATION_FAILED naming t
 });
 
 test('no mail subject in this suite carries a token or a password', async ({ service }) => {
+  // Its own links (verification, reset), besides whatever the other tests had mailed.
+  const account = await registerAndVerify(service, 'subjects@example.com');
+  const seen = service.smtp.mailsTo(account.email).length;
+  assert.is((await request(service.url, 'POST', `${AUTH}/password/forgot`, { json: { email: account.email } })).status, 200);
+  await nextMail(service, account.email, seen, /reset-password\?token=/);
   const mails = service.smtp.inbox;
-  assert.ok(mails.length > 20, `mails were sent: ${mails.length}`);
   const tokens = mails.flatMap((mail) => [...mail.text.matchAll(/token=([A-Za-z0-9_-]+)/g)].map((match) => match[1]));
-  assert.ok(tokens.length > 10, 'links were mailed');
+  assert.ok(tokens.length >= 2, 'links were mailed');
   for (const mail of mails) {
     assert.not.match(mail.subject, /[A-Za-z0-9_-]{32,}/, mail.subject);
     for (const secret of [...tokens, PASSWORD, NEW_PASSWORD]) assert.not.ok(mail.subject.includes(secret), mail.subject);

@@ -30,6 +30,16 @@ test.after(async ({ service }) => {
   await service?.close();
 });
 
+/** Runs `work` on the service restarted with `changes`, then restarts it as the suite had it (SESSION_IDLE_TIMEOUT's default, 14 days). */
+async function restartedFor(context: { service: TestService }, changes: Record<string, string>, work: (service: TestService) => Promise<void>) {
+  context.service = await started(await context.service.restart(changes));
+  try {
+    await work(context.service);
+  } finally {
+    context.service = await started(await context.service.restart({ SESSION_IDLE_TIMEOUT: '14d' }));
+  }
+}
+
 const sessionIdOf = (token: string) => String(decodeJwt(token).sid);
 const listed = async (service: TestService, credential: string) =>
   (await request(service.url, 'GET', `${AUTH}/sessions`, { headers: bearer(credential) })).body.sessions.map((s: { id: string }) => s.id) as string[];
@@ -141,27 +151,27 @@ test('a token for another audience is 401, over REST, tRPC and the pages; one wi
 });
 
 test('SESSION_IDLE_TIMEOUT=30s: a session just cached by /me is refused once idle, though the cache entry is still there', async (context) => {
-  context.service = await started(await context.service.restart({ SESSION_IDLE_TIMEOUT: '30s' }));
-  const { service } = context;
-  const account = await registerAndVerify(service, 'idle.cached@example.com');
-  if (onServer) await eventually('the session cached', async () => (await me(service, bearer(account.token))).status === 200 && cachedSession(service, account.token), 1_000);
-  service.clock.advance(20 * SECOND);
-  assert.is((await me(service, bearer(account.token))).status, 200, '20 s: alive, and used');
-  service.clock.advance(30 * SECOND);
-  if (onServer) assert.ok(cachedSession(service, account.token), 'the entry is younger than the cache TTL');
-  await assertRefused(service, account.token);
-  assert.equal(await listed(service, account.apiKey), []);
+  await restartedFor(context, { SESSION_IDLE_TIMEOUT: '30s' }, async (service) => {
+    const account = await registerAndVerify(service, 'idle.cached@example.com');
+    if (onServer) await eventually('the session cached', async () => (await me(service, bearer(account.token))).status === 200 && cachedSession(service, account.token), 1_000);
+    service.clock.advance(20 * SECOND);
+    assert.is((await me(service, bearer(account.token))).status, 200, '20 s: alive, and used');
+    service.clock.advance(30 * SECOND);
+    if (onServer) assert.ok(cachedSession(service, account.token), 'the entry is younger than the cache TTL');
+    await assertRefused(service, account.token);
+    assert.equal(await listed(service, account.apiKey), []);
+  });
 });
 
 test('SESSION_IDLE_TIMEOUT=0 turns it off: a session unused for 29 days works, JWT_TTL alone ends it', async (context) => {
-  context.service = await started(await context.service.restart({ SESSION_IDLE_TIMEOUT: '0' }));
-  const { service } = context;
-  const account = await registerAndVerify(service, 'idle.off@example.com');
-  service.clock.advance(29 * DAY);
-  assert.equal(await listed(service, account.apiKey), [sessionIdOf(account.token)]);
-  assert.is((await me(service, bearer(account.token))).status, 200);
-  service.clock.advance(DAY + SECOND);
-  await assertRefused(service, account.token);
+  await restartedFor(context, { SESSION_IDLE_TIMEOUT: '0' }, async (service) => {
+    const account = await registerAndVerify(service, 'idle.off@example.com');
+    service.clock.advance(29 * DAY);
+    assert.equal(await listed(service, account.apiKey), [sessionIdOf(account.token)]);
+    assert.is((await me(service, bearer(account.token))).status, 200);
+    service.clock.advance(DAY + SECOND);
+    await assertRefused(service, account.token);
+  });
 });
 
 test.run();

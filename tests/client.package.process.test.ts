@@ -11,14 +11,17 @@ import { startTestService } from './helpers/service.ts';
 // The typed client as a frontend in another repository gets it: built, packed, installed
 // from the tarball without the network into a project with a Vite-style tsconfig, checked
 // there by the compiler, and run with Node against a real service. Each step uses what the
-// one before it made, so the tests run in order on one context.
+// one before it made: a test asks for the step it needs (stages below), which runs the steps
+// before it if no other test has, so any test may come first.
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 const rootPackage = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
-type Context = { dir: string; app: string; tarball: string; packedFiles: string[] };
-const test = suite<Context>('client package: built, packed, installed and type-checked by a frontend');
+const test = suite('client package: built, packed, installed and type-checked by a frontend');
+/** The suite's temporary directory, and the frontend project in it. */
+let dir: string;
+let app: string;
 
 type Run = { code: number | null; stdout: string; stderr: string };
 
@@ -134,57 +137,34 @@ const README_MAIN = 'src/readme-example.ts';
 /** The service address the README's example calls; the test points it at its own service. */
 const README_URL = "'http://localhost:3000/trpc'";
 
-test.before((context) => {
-  context.dir = realpathSync(mkdtempSync(join(tmpdir(), 'gatehouse-client-package-')));
-  context.app = join(context.dir, 'frontend');
+test.before(() => {
+  dir = realpathSync(mkdtempSync(join(tmpdir(), 'gatehouse-client-package-')));
+  app = join(dir, 'frontend');
 });
-test.after(({ dir }) => {
+test.after(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-test('npm run build:client emits index.js and one index.d.ts that name nothing but @trpc/*', async () => {
-  await succeed('npm', ['run', 'build:client'], root);
-  const declarations = readFileSync(join(root, 'client/dist/index.d.ts'), 'utf8');
-  const script = readFileSync(join(root, 'client/dist/index.js'), 'utf8');
-  assert.equal([...new Set(specifiersIn(declarations))].sort(), ['@trpc/client', '@trpc/server']);
-  assert.equal(specifiersIn(script), ['@trpc/client']);
-  for (const name of ['AppRouter', 'RouterInputs', 'RouterOutputs', 'GatehouseClientOptions', 'GatehouseClient', 'TRPCClientError']) {
-    assert.match(declarations, new RegExp(`export (type )?\\{ ${name} \\}|export (type|declare function) ${name}\\b`), `${name} is exported`);
-  }
-  assert.match(script, /export function createGatehouseClient\(/);
+/** Runs `work` once, for whichever test asks first; every later caller gets the same result. */
+function once<T>(work: () => Promise<T>): () => Promise<T> {
+  let result: Promise<T> | undefined;
+  return () => (result ??= work());
+}
+
+type Packed = { tarball: string; files: string[]; name: string; version: string };
+
+const built = once(() => succeed('npm', ['run', 'build:client'], root));
+
+const packed = once(async (): Promise<Packed> => {
+  await built();
+  const result = await succeed('npm', ['pack', './client', '--ignore-scripts', '--json', '--pack-destination', dir], root);
+  const [info] = JSON.parse(result.stdout);
+  return { tarball: join(dir, info.filename), files: info.files.map((file: { path: string }) => file.path).sort(), name: info.name, version: info.version };
 });
 
-test('npm pack ./client holds the build, a README and package.json, at the root version', async (context) => {
-  const packed = await succeed('npm', ['pack', './client', '--ignore-scripts', '--json', '--pack-destination', context.dir], root);
-  const [info] = JSON.parse(packed.stdout);
-  context.tarball = join(context.dir, info.filename);
-  context.packedFiles = info.files.map((file: { path: string }) => file.path).sort();
-  assert.equal(context.packedFiles, ['README.md', 'dist/index.d.ts', 'dist/index.js', 'package.json']);
-  assert.is(info.name, '@gatehouse/client');
-  assert.is(info.version, rootPackage.version);
-  const manifest = JSON.parse(readFileSync(join(root, 'client/package.json'), 'utf8'));
-  // The ranges the service itself is built and tested with (the server needs @trpc/server
-  // at run time; @trpc/client only its tests).
-  const declared = { ...rootPackage.devDependencies, ...rootPackage.dependencies };
-  assert.equal(manifest.peerDependencies, { '@trpc/client': declared['@trpc/client'], '@trpc/server': declared['@trpc/server'] });
-  assert.ok(declared['@trpc/client'] && declared['@trpc/server']);
-  assert.is(manifest.dependencies, undefined);
-});
-
-test("the README's package.json and tsconfig.json are this project's, and name the tarball npm pack wrote", ({ tarball }) => {
-  assert.equal(Object.keys(README).sort(), ['output', 'package.json', 'src/main.ts', 'tsconfig.json']);
-  assert.equal(JSON.parse(README['tsconfig.json']), TSCONFIG);
-  const manifest = JSON.parse(README['package.json']);
-  const peers = JSON.parse(readFileSync(join(root, 'client/package.json'), 'utf8')).peerDependencies;
-  assert.is(manifest.type, 'module');
-  assert.equal(manifest.dependencies, { '@gatehouse/client': `file:../gatehouse/${basename(tarball)}`, ...peers });
-  const readme = readFileSync(join(root, 'client/README.md'), 'utf8');
-  const install = `npm install ../gatehouse/${basename(tarball)} @trpc/client@${peers['@trpc/client']} @trpc/server@${peers['@trpc/server']}`;
-  assert.ok(readme.includes(install), `the README's install line is: ${install}`);
-  assert.ok(README['src/main.ts'].includes(README_URL), `the README's example calls ${README_URL}`);
-});
-
-test('the tarball installs into a frontend project with no network and a cold npm cache', async ({ dir, app, tarball }) => {
+/** The frontend project, written and installed from the tarball. */
+const installed = once(async () => {
+  const { tarball } = await packed();
   // The peers come packed from the repository's own node_modules: copies, not links, so the
   // frontend type-checks files inside itself, as it would after a registry install.
   const peers = await succeed(
@@ -206,16 +186,67 @@ test('the tarball installs into a frontend project with no network and a cold np
   // --legacy-peer-deps: npm would otherwise fetch the peers' own peer, typescript.
   const cache = join(dir, 'npm-cache');
   await succeed('npm', ['install', '--offline', '--no-audit', '--no-fund', '--legacy-peer-deps', '--cache', cache, tarball, ...peerTarballs], app);
+});
+
+/** The frontend's sources compiled to JavaScript in build/. */
+const compiled = once(async () => {
+  await installed();
+  await succeed(process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit', 'false', '--rootDir', 'src', '--outDir', 'build'], app);
+});
+
+test('npm run build:client emits index.js and one index.d.ts that name nothing but @trpc/*', async () => {
+  await built();
+  const declarations = readFileSync(join(root, 'client/dist/index.d.ts'), 'utf8');
+  const script = readFileSync(join(root, 'client/dist/index.js'), 'utf8');
+  assert.equal([...new Set(specifiersIn(declarations))].sort(), ['@trpc/client', '@trpc/server']);
+  assert.equal(specifiersIn(script), ['@trpc/client']);
+  for (const name of ['AppRouter', 'RouterInputs', 'RouterOutputs', 'GatehouseClientOptions', 'GatehouseClient', 'TRPCClientError']) {
+    assert.match(declarations, new RegExp(`export (type )?\\{ ${name} \\}|export (type|declare function) ${name}\\b`), `${name} is exported`);
+  }
+  assert.match(script, /export function createGatehouseClient\(/);
+});
+
+test('npm pack ./client holds the build, a README and package.json, at the root version', async () => {
+  const info = await packed();
+  assert.equal(info.files, ['README.md', 'dist/index.d.ts', 'dist/index.js', 'package.json']);
+  assert.is(info.name, '@gatehouse/client');
+  assert.is(info.version, rootPackage.version);
+  const manifest = JSON.parse(readFileSync(join(root, 'client/package.json'), 'utf8'));
+  // The ranges the service itself is built and tested with (the server needs @trpc/server
+  // at run time; @trpc/client only its tests).
+  const declared = { ...rootPackage.devDependencies, ...rootPackage.dependencies };
+  assert.equal(manifest.peerDependencies, { '@trpc/client': declared['@trpc/client'], '@trpc/server': declared['@trpc/server'] });
+  assert.ok(declared['@trpc/client'] && declared['@trpc/server']);
+  assert.is(manifest.dependencies, undefined);
+});
+
+test("the README's package.json and tsconfig.json are this project's, and name the tarball npm pack wrote", async () => {
+  const { tarball } = await packed();
+  assert.equal(Object.keys(README).sort(), ['output', 'package.json', 'src/main.ts', 'tsconfig.json']);
+  assert.equal(JSON.parse(README['tsconfig.json']), TSCONFIG);
+  const manifest = JSON.parse(README['package.json']);
+  const peers = JSON.parse(readFileSync(join(root, 'client/package.json'), 'utf8')).peerDependencies;
+  assert.is(manifest.type, 'module');
+  assert.equal(manifest.dependencies, { '@gatehouse/client': `file:../gatehouse/${basename(tarball)}`, ...peers });
+  const readme = readFileSync(join(root, 'client/README.md'), 'utf8');
+  const install = `npm install ../gatehouse/${basename(tarball)} @trpc/client@${peers['@trpc/client']} @trpc/server@${peers['@trpc/server']}`;
+  assert.ok(readme.includes(install), `the README's install line is: ${install}`);
+  assert.ok(README['src/main.ts'].includes(README_URL), `the README's example calls ${README_URL}`);
+});
+
+test('the tarball installs into a frontend project with no network and a cold npm cache', async () => {
+  await installed();
   for (const name of ['@gatehouse/client', '@trpc/client', '@trpc/server']) {
-    const installed = join(app, 'node_modules', name);
-    assert.ok(lstatSync(installed).isDirectory(), `${name} is a real directory, not a link`);
+    const location = join(app, 'node_modules', name);
+    assert.ok(lstatSync(location).isDirectory(), `${name} is a real directory, not a link`);
   }
   for (const file of ['dist/index.d.ts', 'dist/index.js']) {
     assert.is(readFileSync(join(app, 'node_modules/@gatehouse/client', file), 'utf8'), readFileSync(join(root, 'client', file), 'utf8'), file);
   }
 });
 
-test('a Vite-style project type-checks against it, reading nothing but its own files, the package and @trpc', async ({ app }) => {
+test('a Vite-style project type-checks against it, reading nothing but its own files, the package and @trpc', async () => {
+  await installed();
   const checked = await typecheck(app, '-p', 'tsconfig.json');
   assert.is(checked.code, 0, checked.stdout + checked.stderr);
   assert.is(checked.stdout, '');
@@ -235,7 +266,8 @@ test('a Vite-style project type-checks against it, reading nothing but its own f
   assert.ok(fromProject.includes(README_MAIN), "the README's example is checked too");
 });
 
-test('wrong uses of the types fail the type check, each with the error expected', async ({ app }) => {
+test('wrong uses of the types fail the type check, each with the error expected', async () => {
+  await installed();
   const checked = await typecheck(app, '-p', 'tsconfig.wrong.json', '--pretty', 'false');
   assert.is.not(checked.code, 0, 'the type check fails');
   const expected = WRONG_TS.split('\n').flatMap((line, index) => {
@@ -251,8 +283,8 @@ test('wrong uses of the types fail the type check, each with the error expected'
   }
 });
 
-test('the built JavaScript, run by Node from the frontend, answers auth.me with the account', async ({ app }) => {
-  await succeed(process.execPath, [tsc, '-p', 'tsconfig.json', '--noEmit', 'false', '--rootDir', 'src', '--outDir', 'build'], app);
+test('the built JavaScript, run by Node from the frontend, answers auth.me with the account', async () => {
+  await compiled();
   const service = await startTestService();
   try {
     const account = await registerAndVerify(service, 'package.client@example.com');
@@ -263,7 +295,8 @@ test('the built JavaScript, run by Node from the frontend, answers auth.me with 
   }
 });
 
-test("the README's example, built by the step before, logs in, reads auth.me and prints the refusal as the README says", async ({ app }) => {
+test("the README's example, built with the frontend's sources, logs in, reads auth.me and prints the refusal as the README says", async () => {
+  await compiled();
   const login = /email: '([^']+)',\s*password: '([^']+)'/.exec(README['src/main.ts']);
   assert.ok(login, "the README's example logs in with an e-mail and a password");
   const built = readFileSync(join(app, 'build/readme-example.js'), 'utf8');

@@ -138,7 +138,9 @@ test('a listed origin: the preflight reaches the service, then the Bearer call a
 });
 
 test('same-site, cross-origin (127.0.0.1, another port): logging in sets svc_token, and the cookie then authenticates reads and writes', async (context) => {
-  const { service, account } = context;
+  const { service } = context;
+  // An account of its own: the write signs out its other sessions.
+  const account = await registerAndVerify(service, 'frontend.cookie@example.com');
   const { browserContext, page } = await openFrontend(context, `http://127.0.0.1:${context.sameSite.port}`);
   const login: Call = await page.evaluate(([url, email, password]) => (window as any).frontend.login(url, email, password), [service.url, account.email, account.password]);
   assert.is(login.status, 200);

@@ -173,7 +173,9 @@ test('webhooks, pages, health, metrics and the docs never send CORS headers, eve
 });
 
 test('a cookie-authenticated write from a listed origin is accepted; from another one, refused', async (context) => {
-  const login = await send(context, 'POST', `${AUTH}/login`, { origin: LISTED }, { email: context.account.email, password: context.account.password });
+  // An account of its own: the write signs out its other sessions.
+  const owner = await registerAndVerify(context.service, 'cors.cookie@example.com');
+  const login = await send(context, 'POST', `${AUTH}/login`, { origin: LISTED }, { email: owner.email, password: owner.password });
   const cookie = login.headers.getSetCookie().find((line) => line.startsWith('svc_token='))!.split(';')[0];
   const refused = await send(context, 'POST', `${AUTH}/sessions/revoke-all`, { origin: 'https://evil.example', cookie }, { keep_current: true });
   assertError(refused, 403, 'FORBIDDEN');

@@ -4,6 +4,7 @@ import { runHousekeeping } from '../server/src/roles/housekeeping.ts';
 import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { AUTH, PASSWORD, assertError, bearer, login, nextMail, registerAndVerify, setCookieValue, type Account } from './helpers/auth.ts';
 import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { faultLines } from './helpers/faults.ts';
 import { data, trpcOver } from './helpers/trpc-http.ts';
 
 // The authenticator app (RFC 6238), recovery codes, the second step of a sign-in, and
@@ -358,12 +359,14 @@ test('garbage to every second-factor route is a 4xx and changes nothing', async 
   assert.equal(await mfaStatus(service, account), before);
 });
 
-test('no secret of this suite reached the log: TOTP secrets, recovery codes, mfa tokens', async ({ service, secrets }) => {
+test('no secret of this suite reached the log: TOTP secrets, recovery codes, mfa tokens', async (context) => {
+  const { service, secrets } = context;
+  // Its own sign-in with a second step, besides whatever the other tests kept.
+  await firstStep(context, await accountWithTotp(context, 'log.check@example.com'));
+  assert.ok(secrets.size >= 12, `${secrets.size} secrets`);
   const text = service.logs.text();
-  assert.ok(secrets.size > 20, `${secrets.size} secrets`);
   for (const secret of secrets) assert.not.ok(text.includes(secret), `the log holds ${secret.slice(0, 6)}…`);
-  const lines = service.logs.lines.map((line) => JSON.parse(line));
-  assert.equal(lines.filter((line) => line.level >= 50 || line.status >= 500), []);
+  assert.equal(faultLines(service.logs.lines), []);
 });
 
 test.run();

@@ -110,6 +110,7 @@ test('accountId on calls a procedure authenticated, over REST and tRPC; absent o
 });
 
 test('no query string, token, password or API key anywhere in the log', async ({ service, account, secrets }) => {
+  const from = service.logs.lines.length;
   const second = await login(service, account.email, account.password);
   secrets.add(second.body.token);
   await me(service, bearer(account.apiKey));
@@ -123,8 +124,8 @@ test('no query string, token, password or API key anywhere in the log', async ({
 
   const text = service.logs.text();
   for (const secret of secrets) assert.not.ok(text.includes(secret), `the log contains ${secret.slice(0, 12)}…`);
-  const lines = service.logs.lines.map((line) => JSON.parse(line) as Line).filter((line) => line.msg === 'request');
-  assert.ok(lines.length > 15, `${lines.length} request lines`);
+  const lines = service.logs.lines.slice(from).map((line) => JSON.parse(line) as Line).filter((line) => line.msg === 'request');
+  assert.ok(lines.length >= 6, `${lines.length} request lines`);
   for (const line of lines) assert.not.ok(String(line.path).includes('?') || String(line.route).includes('?'), `${line.path}`);
 });
 

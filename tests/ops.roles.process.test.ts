@@ -43,59 +43,73 @@ roles.after(async () => {
 const migrate = () => spawnScript('server/src/roles/migrate.ts', [], env);
 
 roles('npm run migrate applies the migrations, and a second run has nothing to do', async () => {
-  const first = migrate();
-  assert.is(await first.exited, 0, first.output());
-  assert.match(first.output(), /database migrated/);
-  const second = migrate();
-  assert.is(await second.exited, 0, second.output());
-  assert.match(second.output(), /database already up to date/);
+  // A database of its own: a service started by another test would have migrated the suite's.
+  const fresh = await createTestDatabase();
+  try {
+    const migrate = () => spawnScript('server/src/roles/migrate.ts', [], { ...env, ...fresh.env });
+    const first = migrate();
+    assert.is(await first.exited, 0, first.output());
+    assert.match(first.output(), /database migrated/);
+    const second = migrate();
+    assert.is(await second.exited, 0, second.output());
+    assert.match(second.output(), /database already up to date/);
+  } finally {
+    await fresh.drop();
+  }
 });
 
 if (process.env.DATABASE_URL) {
-  let base: string;
-  let account: TestAccount;
-
-  /** A Paddle subscription event for the account, signed now with the billing secret. */
-  const subscriptionDelivery = (accountId: number, eventType: string, status: string) => {
+  /** A Paddle event for the account's subscription, signed now with the billing secret. */
+  const subscriptionDelivery = (account: TestAccount, eventType: string, status: string) => {
     const event = paddleEvent({
       eventType,
       occurredAt: new Date(),
-      data: { id: 'sub_roles', status, custom_data: { account_id: String(accountId) }, items: [{ price: { id: 'pri_roles_pro' } }] },
+      data: { id: `sub_roles_${account.id}`, status, custom_data: { account_id: String(account.id) }, items: [{ price: { id: 'pri_roles_pro' } }] },
     });
     const payload = JSON.stringify(event);
     return { payload, headers: paddleHeaders(payload, BILLING_SECRET, Math.floor(Date.now() / 1000)) };
   };
-  const plan = async () => (await request(base, 'GET', '/api/v1/auth/me', { headers: { authorization: `Bearer ${account.token}` } })).body?.user?.plan;
+  const plan = async (base: string, account: TestAccount) =>
+    (await request(base, 'GET', '/api/v1/auth/me', { headers: { authorization: `Bearer ${account.token}` } })).body?.user?.plan;
   const startWorker = () => {
     const worker = spawnService(env, 'worker');
     running.push(worker);
     return worker;
   };
+  let gatewayStarted: Promise<string> | undefined;
+  /** The gateway process, started by whichever test needs it first: its base URL. */
+  const gateway = () =>
+    (gatewayStarted ??= (async () => {
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      const started = spawnService({ ...env, PORT: String(port), PUBLIC_URL: base }, 'gateway');
+      running.push(started);
+      await waitUntilReady(`${base}/readyz`, started);
+      return base;
+    })());
 
   roles('a gateway process serves accounts while a worker process of its own applies webhooks', async () => {
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const gateway = spawnService({ ...env, PORT: String(port), PUBLIC_URL: base }, 'gateway');
-    running.push(gateway);
-    await waitUntilReady(`${base}/readyz`, gateway);
-    account = await createAccount({ url: base, smtp });
+    const base = await gateway();
+    const account = await createAccount({ url: base, smtp });
     const worker = startWorker();
 
-    const delivery = subscriptionDelivery(account.id, 'subscription.activated', 'active');
+    const delivery = subscriptionDelivery(account, 'subscription.activated', 'active');
     assert.is((await post({ url: base }, '/billingprovider/webhook', delivery.payload, delivery.headers)).status, 200);
-    await eventually('the worker process applied the plan', async () => (await plan()) === 'pro', 20_000);
+    await eventually('the worker process applied the plan', async () => (await plan(base, account)) === 'pro', 20_000);
 
     worker.child.kill('SIGTERM');
     assert.is(await worker.exited, 0, worker.output());
   });
 
   roles('with no worker running the gateway still acknowledges durably; a worker started later applies it', async () => {
-    const cancel = subscriptionDelivery(account.id, 'subscription.canceled', 'canceled');
-    assert.is((await post({ url: base }, '/billingprovider/webhook', cancel.payload, cancel.headers)).status, 200);
+    const base = await gateway();
+    const account = await createAccount({ url: base, smtp }, 'later');
+    const delivery = subscriptionDelivery(account, 'subscription.activated', 'active');
+    assert.is((await post({ url: base }, '/billingprovider/webhook', delivery.payload, delivery.headers)).status, 200);
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    assert.is(await plan(), 'pro', 'nothing applies it while no worker runs');
+    assert.is(await plan(base, account), 'free', 'nothing applies it while no worker runs');
     const worker = startWorker();
-    await eventually('the new worker applied the kept delivery', async () => (await plan()) === 'free', 30_000);
+    await eventually('the new worker applied the kept delivery', async () => (await plan(base, account)) === 'pro', 30_000);
     worker.child.kill('SIGTERM');
     assert.is(await worker.exited, 0, worker.output());
   });

@@ -150,7 +150,10 @@ test('the same request with the page\'s own token and Origin goes through (the r
 const withToken = (visitor: Visitor, body: string) => `csrf_token=${encodeURIComponent(visitor.csrf!)}&${body}`;
 
 test('garbage on every form: wrong type, too large, repeated or odd fields, control characters: a 4xx page, never a 5xx', async (context) => {
-  const { service, visitor } = context;
+  const { service } = context;
+  // A visitor of its own: the harmless forms (sign out, sign out elsewhere) do their job.
+  const account = await registerAndVerify(service, 'csrf.garbage@example.com');
+  const visitor = await signedInVisitor(service, account.email, PASSWORD);
   const before = await snapshot(service);
   for (const [path] of forms(context)) {
     await visitor.get('/account');
@@ -181,15 +184,11 @@ test('garbage on every form: wrong type, too large, repeated or odd fields, cont
     }
   }
   // The last two loops posted real tokens with nothing else: only the harmless forms did
-  // anything. One of them is "sign out everywhere else", which also voids the pending reset
-  // and e-mail change links: those are the only tokens that changed.
+  // anything, to this visitor's own sessions, and its account has no pending link to void.
   const after = JSON.parse(await snapshot(service));
   const was = JSON.parse(before);
   assert.equal(after.accounts, was.accounts);
-  type TokenRow = [number, string, string | null];
-  const expected = was.tokens.map(([id, purpose, usedAt]: TokenRow) => [id, purpose, purpose === 'verify' ? usedAt : 'used']);
-  const seen = after.tokens.map(([id, purpose, usedAt]: TokenRow) => [id, purpose, purpose === 'verify' || usedAt === null ? usedAt : 'used']);
-  assert.equal(seen, expected);
+  assert.equal(after.tokens, was.tokens);
 });
 
 test('a big body from another site is refused at once, unread, and the connection closed', async ({ service }) => {
@@ -203,7 +202,10 @@ test('a big body from another site is refused at once, unread, and the connectio
   assert.ok(answer.sentBeforeAnswer < 1024 * 1024, `answered after ${answer.sentBeforeAnswer} bytes`);
 });
 
-test('the log holds no password, session token, mailed token or API key', async ({ service, victim, session, tokens }) => {
+test('the log holds no password, session token, mailed token or API key', async ({ service, victim, visitor, session, tokens }) => {
+  // A form of its own, refused, so that a page request is in the log whatever ran before.
+  await visitor.get('/account');
+  await visitor.post('/account/password', { current_password: PASSWORD, new_password: 'taken over password' }, { csrf: null });
   const text = service.logs.text();
   const secrets = [PASSWORD, 'taken over password', victim.apiKey, victim.token, session, tokens.verify, tokens.reset, tokens.confirm];
   for (const secret of secrets) assert.not.ok(text.includes(secret), `the log contains ${secret.slice(0, 8)}…`);

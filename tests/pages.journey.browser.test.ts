@@ -2,14 +2,16 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { bearer, login as loginOverRest, me as meOverRest, nextMail } from './helpers/auth.ts';
+import { bearer, login as loginOverRest, me as meOverRest, nextMail, registerForToken } from './helpers/auth.ts';
 import { launchBrowser, screenshotDir, type TestBrowser } from './helpers/browser.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
 // The pages (docs/API.md, Pages) in a real browser, without a line of JavaScript on the pages: the whole
 // life of an account, from registration to signing out, by clicking what a person clicks.
+// Each step is a test with an account and a browser page of its own, brought to where the
+// step starts (confirmed, or signed in), so that no step needs the one before it.
 
-type Context = { service: TestService; browser: TestBrowser; page: Page; apiKey?: string };
+type Context = { service: TestService; browser: TestBrowser };
 const test = suite<Context>('pages in Chromium: register, confirm, sign in, key, sessions, password, sign out');
 
 const SHOTS = screenshotDir('pages-journey');
@@ -20,7 +22,6 @@ const NEW_PASSWORD = 'second password of ada';
 test.before(async (context) => {
   context.service = await startTestService();
   context.browser = await launchBrowser();
-  context.page = (await context.browser.newPage()).page;
 });
 test.after(async ({ browser, service }) => {
   await browser?.close();
@@ -38,7 +39,30 @@ async function mailedLink(service: TestService, to: string, seen: number, path: 
   return link[0];
 }
 
-test('register, then the mailed link confirms the address', async ({ service, page }) => {
+/** Ada registered as `email` (over REST), on a page of its own that has just confirmed the address. */
+async function confirmedPage({ service, browser }: Context, email: string): Promise<Page> {
+  const token = await registerForToken(service, email, { name: 'Ada Lovelace', password: PASSWORD, company: 'Analytical Engines' });
+  const { page } = await browser.newPage();
+  await page.goto(`${service.url}/verify-email?token=${token}`);
+  await page.getByRole('button', { name: 'Confirm e-mail address' }).click();
+  await page.waitForLoadState();
+  assert.is(await heading(page), 'E-mail address confirmed');
+  return page;
+}
+
+/** The same, then signed in on that page: at /account. */
+async function signedInPage(context: Context, email: string): Promise<Page> {
+  const page = await confirmedPage(context, email);
+  await page.goto(`${context.service.url}/login`);
+  await page.getByLabel('E-mail address').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.waitForURL(`${context.service.url}/account`);
+  return page;
+}
+
+test('register, then the mailed link confirms the address', async ({ service, browser }) => {
+  const { page } = await browser.newPage();
   await page.goto(`${service.url}/register`);
   await shoot(page, '01-register');
   await page.getByLabel('Name').fill('Ada Lovelace');
@@ -61,32 +85,36 @@ test('register, then the mailed link confirms the address', async ({ service, pa
 });
 
 test('sign in from the confirmation page; the account page shows the account with the key hidden', async (context) => {
-  const { service, page } = context;
+  const { service } = context;
+  const email = 'ada.signin@example.com';
+  const page = await confirmedPage(context, email);
   await page.getByRole('link', { name: 'Sign in' }).first().click();
   await page.waitForURL(`${service.url}/login`);
-  await page.getByLabel('E-mail address').fill(EMAIL);
+  await page.getByLabel('E-mail address').fill(email);
   await page.getByLabel('Password').fill('not the password');
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForLoadState();
   assert.match((await page.textContent('[role="alert"]')) ?? '', 'The e-mail address or password is wrong.');
-  assert.is(await page.getByLabel('E-mail address').inputValue(), EMAIL, 'the address stays filled in');
+  assert.is(await page.getByLabel('E-mail address').inputValue(), email, 'the address stays filled in');
   await shoot(page, '05-login-refused');
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL(`${service.url}/account`);
   const text = (await page.textContent('main')) ?? '';
-  for (const shown of ['Ada Lovelace', EMAIL, 'Analytical Engines', 'free', 'user', 'This device', 'Signed in', 'Account created']) assert.match(text, shown);
+  for (const shown of ['Ada Lovelace', email, 'Analytical Engines', 'free', 'user', 'This device', 'Signed in', 'Account created']) assert.match(text, shown);
   assert.not.ok(await page.locator('#api-key-value').count(), 'the key is hidden');
   await shoot(page, '06-account');
 });
 
 test('show the key, then rotate it: the page shows the new one, and the old one stops working', async (context) => {
-  const { service, page } = context;
+  const { service } = context;
+  const email = 'ada.key@example.com';
+  const page = await signedInPage(context, email);
   await page.getByRole('button', { name: 'Show API key' }).click();
   await page.waitForLoadState();
   const key = (await page.textContent('#api-key-value'))?.trim() ?? '';
   assert.match(key, /^[0-9a-f]{64}$/);
-  assert.is((await meOverRest(service, bearer(key))).body.user.email, EMAIL);
+  assert.is((await meOverRest(service, bearer(key))).body.user.email, email);
   await shoot(page, '07-key-shown');
 
   await page.getByLabel('When you rotate, the current key').selectOption('0');
@@ -98,18 +126,20 @@ test('show the key, then rotate it: the page shows the new one, and the old one 
   assert.match((await page.textContent('#api-key')) ?? '', 'The previous key stopped working.');
   assert.is((await meOverRest(service, bearer(key))).status, 401);
   assert.is((await meOverRest(service, bearer(rotated))).status, 200);
-  context.apiKey = rotated;
   await shoot(page, '08-key-rotated');
   // Away from the POST answer, the key is hidden again.
   await page.goto(`${service.url}/account`);
   assert.not.ok(await page.locator('#api-key-value').count());
 });
 
-test('a second browser signs in; the first signs it out from its sessions list', async ({ service, browser, page }) => {
+test('a second browser signs in; the first signs it out from its sessions list', async (context) => {
+  const { service, browser } = context;
+  const email = 'ada.sessions@example.com';
+  const page = await signedInPage(context, email);
   const { page: phone } = await browser.newPage();
   await phone.goto(`${service.url}/account`);
   await phone.waitForURL(`${service.url}/login?next=/account`);
-  await phone.getByLabel('E-mail address').fill(EMAIL);
+  await phone.getByLabel('E-mail address').fill(email);
   await phone.getByLabel('Password').fill(PASSWORD);
   await phone.getByRole('button', { name: 'Sign in', exact: true }).click();
   await phone.waitForURL(`${service.url}/account`);
@@ -130,7 +160,10 @@ test('a second browser signs in; the first signs it out from its sessions list',
   await phone.context().close();
 });
 
-test('change the password: a wrong current one is refused in place; then the new one is the password', async ({ service, page }) => {
+test('change the password: a wrong current one is refused in place; then the new one is the password', async (context) => {
+  const { service } = context;
+  const email = 'ada.password@example.com';
+  const page = await signedInPage(context, email);
   await page.getByLabel('Current password').fill('not the password');
   await page.getByLabel('New password').fill(NEW_PASSWORD);
   await page.getByRole('button', { name: 'Change password' }).click();
@@ -142,30 +175,34 @@ test('change the password: a wrong current one is refused in place; then the new
   await page.getByRole('button', { name: 'Change password' }).click();
   await page.waitForURL(`${service.url}/account?done=password`);
   assert.match((await page.textContent('main')) ?? '', 'Your password is changed.');
-  assert.is((await loginOverRest(service, EMAIL, PASSWORD)).status, 401);
-  assert.is((await loginOverRest(service, EMAIL, NEW_PASSWORD)).status, 200);
+  assert.is((await loginOverRest(service, email, PASSWORD)).status, 401);
+  assert.is((await loginOverRest(service, email, NEW_PASSWORD)).status, 200);
   await shoot(page, '12-password-changed');
 });
 
-test('sign out: back to the sign-in page, and the account page is closed to this browser', async ({ service, browser, page, apiKey }) => {
+test('sign out: back to the sign-in page, and the account page is closed to this browser', async (context) => {
+  const { service, browser } = context;
+  const email = 'ada.signout@example.com';
+  const page = await signedInPage(context, email);
+  const apiKey: string = (await loginOverRest(service, email, PASSWORD)).body.user.api_key;
   await page.getByRole('button', { name: 'Sign out' }).first().click();
   await page.waitForURL(`${service.url}/login`);
   await shoot(page, '13-signed-out');
   await page.goto(`${service.url}/account`);
   await page.waitForURL(`${service.url}/login?next=/account`);
-  assert.is((await meOverRest(service, bearer(apiKey!))).status, 200, 'the key is not a session: it keeps working');
+  assert.is((await meOverRest(service, bearer(apiKey))).status, 200, 'the key is not a session: it keeps working');
 
-  const { context, page: phone } = await browser.browser.newContext({ viewport: { width: 390, height: 844 } }).then(async (ctx) => ({ context: ctx, page: await ctx.newPage() }));
+  const { context: phoneContext, page: phone } = await browser.browser.newContext({ viewport: { width: 390, height: 844 } }).then(async (ctx) => ({ context: ctx, page: await ctx.newPage() }));
   await phone.goto(`${service.url}/login`);
   await shoot(phone, '14-login-phone');
-  await phone.getByLabel('E-mail address').fill(EMAIL);
-  await phone.getByLabel('Password').fill(NEW_PASSWORD);
+  await phone.getByLabel('E-mail address').fill(email);
+  await phone.getByLabel('Password').fill(PASSWORD);
   await phone.getByRole('button', { name: 'Sign in', exact: true }).click();
   await phone.waitForURL(`${service.url}/account`);
   const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.is(overflow, 0, 'nothing sticks out sideways on a phone');
   await shoot(phone, '15-account-phone');
-  await context.close();
+  await phoneContext.close();
 });
 
 test.run();

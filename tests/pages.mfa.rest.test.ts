@@ -467,9 +467,16 @@ test('a role that needs a second factor: the account page opens, says so, and th
   assert.not.match((await visitor.get('/account')).text, 'Accounts with your role need a second factor.');
 });
 
-test('the log holds no authenticator key, recovery code, sign-in token or session', async ({ service, secrets }) => {
+test('the log holds no authenticator key, recovery code, sign-in token or session', async (context) => {
+  const { service, secrets } = context;
+  // Its own sign-in with the app as the second step, besides whatever the other tests did.
+  const { account, secret } = await signedInWithApp(context, 'pages.mfa.audit@example.com');
+  const { visitor } = await firstStep(context, account);
+  await visitor.get('/login/mfa');
+  assert.is((await visitor.post('/login/mfa', { code: codeNow(service, secret) })).status, 303);
+  secrets.add(visitor.cookies.get('svc_token')!);
   const text = service.logs.text();
-  assert.ok(secrets.size > 20);
+  assert.ok(secrets.size >= 15, `${secrets.size} secrets`);
   for (const secret of secrets) assert.not.ok(text.includes(secret), `the log contains ${secret.slice(0, 6)}…`);
   assert.ok(service.logs.lines.some((line) => line.includes('"path":"/login/mfa"')), 'the second step is logged (by path)');
 });

@@ -121,16 +121,19 @@ async function accountState(service: TestService, apiKey: string) {
   return { sessions: sessions.body.sessions.length as number, keyWorks: (await meOverRest(service, bearer(apiKey))).status === 200 };
 }
 
-test('signed in, then another site\'s forms: refused with nothing changed, the session and the key intact', async ({ service, page, account, crossSite, sameSite }) => {
+test('signed in, then another site\'s forms: refused with nothing changed, the session and the key intact', async ({ service, browser, crossSite, sameSite }) => {
+  // An account and a browser of its own: the reset test changes the other's password and ends its sessions.
+  const account = await registerAndVerify(service, 'grace.attacked@example.com', { name: 'Grace Hopper' });
+  const { page } = await browser.newPage();
   await page.goto(`${service.url}/login`);
   await page.getByLabel('E-mail address').fill(account.email);
-  await page.getByLabel('Password').fill(NEW_PASSWORD);
+  await page.getByLabel('Password').fill(account.password);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL(`${service.url}/account`);
-  const other = await loginOverRest(service, account.email, NEW_PASSWORD);
+  const other = await loginOverRest(service, account.email, account.password);
   assert.is(other.status, 200);
   const before = await accountState(service, account.apiKey);
-  // This browser's session, `other`, and the REST logins of the test before.
+  // This browser's session, `other`, and the one registerAndVerify signed in.
   assert.ok(before.sessions >= 2 && before.keyWorks, JSON.stringify(before));
 
   for (const [where, attacker] of [['cross-site', crossSite], ['same-site', sameSite]] as const) {

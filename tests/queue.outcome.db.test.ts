@@ -9,6 +9,7 @@ import { eventually } from './helpers/wait.ts';
 // error at that moment must not end the process, and must not lose the job either.
 
 const QUEUE = 'outcome-test';
+const LATE_QUEUE = 'outcome-late-test';
 
 let service: TestService;
 let boss: PgBoss | undefined;
@@ -68,9 +69,11 @@ test('a completion the database refuses is logged, does not crash, and leaves th
 });
 
 test('after stop, a late outcome write answers "nothing affected" instead of reaching the pool', async () => {
-  const id = await boss!.send(QUEUE, { n: 2 });
-  await boss!.stop({ graceful: false, wait: true });
-  const result = await boss!.complete(QUEUE, id!);
+  const late = await startQueue({ db: service.deps.db, logger: service.deps.logger, supervise: false, queues: [] });
+  await late.createQueue(LATE_QUEUE, { name: LATE_QUEUE, expireInSeconds: 30 });
+  const id = await late.send(LATE_QUEUE, { n: 2 });
+  await late.stop({ graceful: false, wait: true });
+  const result = await late.complete(LATE_QUEUE, id!);
   assert.equal(result, { jobs: [id], requested: 1, affected: 0 });
   assert.equal(unhandled, []);
   assert.is(await jobState(id!), 'created');

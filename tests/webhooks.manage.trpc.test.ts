@@ -84,8 +84,8 @@ test('sites.update replaces the signing secret: the old one is refused at once, 
 
   assert.equal((await activity(service, alice)).slice(0, 3), ['site.updated', 'site.updated', 'site.created']);
   const [recorded] = await service.deps.db.query<{ data: unknown }>(
-    `SELECT data FROM audit_events WHERE account_id = $1 AND event = 'site.updated' ORDER BY id LIMIT 1`,
-    [alice.id],
+    `SELECT data FROM audit_events WHERE account_id = $1 AND event = 'site.updated' AND data->>'site_key' = $2 ORDER BY id LIMIT 1`,
+    [alice.id, siteKey],
   );
   assert.equal(recorded.data, { site_key: siteKey, changed: ['payment_webhook_secret'] });
   assert.not.match(service.logs.text(), after);

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startBotApi, type BotApi } from './helpers/bot-api.ts';
-import type { TestService } from './helpers/service.ts';
+import { startTestService, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
-import { callerFor, post, startWithOwner, telegramHeaders, telegramUpdate, type Caller, type TestAccount } from './helpers/webhook-fixtures.ts';
+import { callerFor, createAccount, post, telegramHeaders, telegramUpdate, type Caller, type TestAccount } from './helpers/webhook-fixtures.ts';
 
 // Telegram deliveries: the operator bot (POST /messengerone/webhook) links chats to accounts,
 // visitor bots (POST /messengerone/bot/{channelId}) bring messages that are stored and
@@ -24,7 +24,13 @@ let nextChatId = 100_000_001;
 
 test.before(async () => {
   botApi = await startBotApi();
-  ({ service, owner, caller } = await startWithOwner({ OPERATOR_BOT_TOKEN: OPERATOR_TOKEN, OPERATOR_BOT_SECRET: OPERATOR_SECRET, TELEGRAM_API_URL: botApi.url }));
+  service = await startTestService({ OPERATOR_BOT_TOKEN: OPERATOR_TOKEN, OPERATOR_BOT_SECRET: OPERATOR_SECRET, TELEGRAM_API_URL: botApi.url });
+});
+
+// Each test its own owner and channel: linked chats and stored messages are counted per account.
+test.before.each(async () => {
+  owner = await createAccount(service, 'owner');
+  caller = callerFor(service, owner);
   channel = await caller.channels.create({ platform: 'messengerone', name: 'Support', botToken: VISITOR_BOT_TOKEN });
 });
 

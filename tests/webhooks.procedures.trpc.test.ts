@@ -26,20 +26,22 @@ test.after(async () => {
 
 
 test('sites.create returns a site key and the public webhook URL; list shows it', async () => {
-  const res = await mutation(alice, 'sites.create', { name: '  Alice shop  ', paymentWebhookSecret: 'whsec_alice_0123456789' });
+  // An account of its own: the lists hold exactly what this test made.
+  const owner = await createAccount(service, 'sites');
+  const res = await mutation(owner, 'sites.create', { name: '  Alice shop  ', paymentWebhookSecret: 'whsec_alice_0123456789' });
   assert.is(res.status, 200);
   const { siteKey, webhookUrl } = data(res);
   assert.match(siteKey, /^site_[A-Za-z0-9_-]{24}$/, '18 random bytes in base64url');
   assert.is(webhookUrl, `${service.env.PUBLIC_URL}/webhook/payment/${siteKey}`);
   assert.not.match(res.text, 'whsec_alice');
-  const list = data(await query(alice, 'sites.list'));
+  const list = data(await query(owner, 'sites.list'));
   assert.is(list.items.length, 1);
   assert.is(list.items[0].siteKey, siteKey);
   assert.is(list.items[0].name, 'Alice shop');
   assert.is(list.items[0].webhookUrl, webhookUrl);
   assert.is(list.items[0].createdAt, service.clock.now().toISOString());
   assert.equal(Object.keys(list.items[0]).sort(), ['createdAt', 'name', 'siteKey', 'webhookUrl']);
-  assert.equal(data(await query(alice, 'sites.payments', { siteKey })), { items: [] });
+  assert.equal(data(await query(owner, 'sites.payments', { siteKey })), { items: [] });
 });
 
 test('another account cannot see a site: list omits it and payments is 404', async () => {
@@ -52,14 +54,16 @@ test('another account cannot see a site: list omits it and payments is 404', asy
 });
 
 test('channels.create: messengerone gets a secret token once, messengertwo gets null', async () => {
-  const one = data(await mutation(alice, 'channels.create', { platform: 'messengerone', name: 'TG', botToken: '123456:AA-telegram-token' }));
+  // An account of its own: the lists hold exactly what this test made.
+  const owner = await createAccount(service, 'channels');
+  const one = data(await mutation(owner, 'channels.create', { platform: 'messengerone', name: 'TG', botToken: '123456:AA-telegram-token' }));
   assert.match(one.channelId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   assert.is(one.webhookUrl, `${service.env.PUBLIC_URL}/messengerone/bot/${one.channelId}`);
   assert.match(one.secretToken, /^[A-Za-z0-9_-]{43}$/, '32 random bytes in base64url, as Telegram allows');
-  const two = data(await mutation(alice, 'channels.create', { platform: 'messengertwo', name: 'VB', botToken: 'viber-token-abcdef' }));
+  const two = data(await mutation(owner, 'channels.create', { platform: 'messengertwo', name: 'VB', botToken: 'viber-token-abcdef' }));
   assert.is(two.secretToken, null);
   assert.is(two.webhookUrl, `${service.env.PUBLIC_URL}/messengertwo/bot/${two.channelId}`);
-  const list = data(await query(alice, 'channels.list'));
+  const list = data(await query(owner, 'channels.list'));
   const rows = list.items.map((item: any) => [item.channelId, item.platform, item.name, item.webhookUrl]).sort((a: string[], b: string[]) => a[1].localeCompare(b[1]));
   assert.equal(rows, [
     [one.channelId, 'messengerone', 'TG', one.webhookUrl],
@@ -67,7 +71,7 @@ test('channels.create: messengerone gets a secret token once, messengertwo gets 
   ]);
   assert.not.match(JSON.stringify(list), one.secretToken);
   assert.not.match(JSON.stringify(list), 'telegram-token');
-  assert.equal(data(await query(alice, 'channels.messages', { channelId: one.channelId })), { items: [] });
+  assert.equal(data(await query(owner, 'channels.messages', { channelId: one.channelId })), { items: [] });
   assert.is((await query(bob, 'channels.messages', { channelId: one.channelId })).status, 404);
   assert.is((await query(bob, 'channels.messages', { channelId: 'not-a-uuid' })).status, 404);
   assert.equal(data(await query(bob, 'channels.list')), { items: [] });

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 
 /**
  * Fenced: pg-boss's own SQL builders, from its private `src/plans.js`, so the queue adapter
- * can recognise the two statements that record a job's outcome (tests/internals.unit.test.ts
+ * can recognise the two statements that record a job's outcome (tests/internals.db.test.ts
  * fails loudly if an upgrade moves or renames them).
  */
 const plans = createRequire(import.meta.url)('pg-boss/src/plans.js') as Record<'completeJobs' | 'failJobsById', (schema: string) => string>;

@@ -2,7 +2,7 @@ import type { Context } from './context.ts';
 import type { AuthContext } from '../modules/sessions/index.ts';
 
 /*
- * Fenced: these two lean on how tRPC 11 runs middlewares (tests/internals.unit.test.ts fails
+ * Fenced: these two lean on how tRPC 11 runs middlewares (tests/internals.db.test.ts fails
  * loudly when an upgrade changes it). authedProcedure puts the account onto the request's
  * own context object and calls next() with an undefined `ctx`: tRPC reads no override from
  * it, so it does not copy the whole context with the slow spread helper it uses at every

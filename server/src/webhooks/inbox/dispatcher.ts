@@ -28,6 +28,11 @@ const DISPATCH_MAX_BACKOFF_MS = 5_000;
 /** A failing streak is logged when it starts, then at most this often, and when it ends. */
 const FAILURE_LOG_INTERVAL_MS = 30_000;
 
+/** How long the dispatcher waits after its `failures`-th failure in a row before it tries again. */
+export function dispatchRetryDelayMs(failures: number): number {
+  return Math.min(DISPATCH_INTERVAL_MS * 2 ** failures, DISPATCH_MAX_BACKOFF_MS);
+}
+
 /**
  * Dispatches every DISPATCH_INTERVAL_MS, and again at once while batches come back full;
  * `onDispatched` wakes the webhook worker so that new jobs do not wait for its next poll.
@@ -44,7 +49,7 @@ export function startInboxDispatcher(deps: Deps, onDispatched: () => void): { st
   const onFailure = (error: unknown) => {
     failures++;
     const now = performance.now();
-    retryAt = now + Math.min(DISPATCH_INTERVAL_MS * 2 ** failures, DISPATCH_MAX_BACKOFF_MS);
+    retryAt = now + dispatchRetryDelayMs(failures);
     if (failures === 1 || now - loggedAt >= FAILURE_LOG_INTERVAL_MS) {
       loggedAt = now;
       deps.logger.warn({ err: error, failures }, 'inbox dispatch failed; trying again with backoff');

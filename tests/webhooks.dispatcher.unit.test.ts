@@ -1,0 +1,73 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Deps } from '../server/src/deps.ts';
+import { systemClock } from '../server/src/lib/clock.ts';
+import { dispatchRetryDelayMs, startInboxDispatcher } from '../server/src/webhooks/inbox/dispatcher.ts';
+import { eventually } from './helpers/wait.ts';
+
+// The inbox dispatcher while its database is away: it backs off instead of trying every
+// tick, says so once per failing streak, and says when it works again. No database, no
+// service: a stand-in database that fails on demand, and the dispatcher's own timer.
+
+const test = suite('webhooks/inbox dispatcher: backoff while dispatch fails');
+
+test('the wait after each failure in a row doubles from 200 ms and stays at 5 s', () => {
+  assert.equal([1, 2, 3, 4, 5, 6, 7, 8].map(dispatchRetryDelayMs), [200, 400, 800, 1600, 3200, 5000, 5000, 5000]);
+  // A streak of a day is still one try every 5 s (2 ** 2000 is Infinity in a double).
+  assert.is(dispatchRetryDelayMs(2000), 5000);
+});
+
+type Logged = { level: string; fields: Record<string, unknown>; message: string };
+
+/** A dispatcher on a database that throws while `failing.now` and otherwise finds no row to dispatch. */
+function startOnFlakyDatabase(failing: { now: boolean }) {
+  const tries: Array<{ at: number; failed: boolean }> = [];
+  const logged: Logged[] = [];
+  const log = (level: string) => (fields: Record<string, unknown>, message: string) => void logged.push({ level, fields, message });
+  const db = {
+    async transaction<T>(work: (tx: unknown) => Promise<T>): Promise<T> {
+      tries.push({ at: performance.now(), failed: failing.now });
+      if (failing.now) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+      return work({ query: async () => [] });
+    },
+  };
+  const deps = { db, clock: systemClock, queue: {}, logger: { warn: log('warn'), info: log('info'), error: log('error') } } as unknown as Deps;
+  let woken = 0;
+  const dispatcher = startInboxDispatcher(deps, () => woken++);
+  return { tries, logged, dispatcher, woken: () => woken };
+}
+
+test('a failing dispatch waits out its backoff before each new try; one warning a streak, one line when it works again', async () => {
+  const failing = { now: true };
+  const { tries, logged, dispatcher, woken } = startOnFlakyDatabase(failing);
+  try {
+    await eventually('a second failed try', () => tries.length >= 2, 5_000);
+    failing.now = false;
+    await eventually('a try that works', () => tries.some((one) => !one.failed), 5_000);
+    await eventually('the recovery logged', () => logged.some((line) => line.level === 'info'), 5_000);
+
+    const [first, second, third] = tries;
+    assert.ok(second.at - first.at >= dispatchRetryDelayMs(1), `tried again after ${second.at - first.at} ms`);
+    assert.ok(third.at - second.at >= dispatchRetryDelayMs(2), `tried again after ${third.at - second.at} ms`);
+    assert.equal(
+      logged.map(({ level, fields, message }) => [level, fields.failures, message]),
+      [
+        ['warn', 1, 'inbox dispatch failed; trying again with backoff'],
+        ['info', 2, 'inbox dispatch works again'],
+      ],
+    );
+    assert.match(String(logged[0].fields.err), 'ECONNREFUSED', 'the warning carries the cause');
+
+    // Working again ends the streak: the next failure is the first of a new one.
+    failing.now = true;
+    const before = tries.length;
+    await eventually('a new failure', () => tries.length > before && tries.at(-1)!.failed, 5_000);
+    await eventually('the new streak warned', () => logged.length === 3, 5_000);
+    assert.equal(logged[2].fields.failures, 1);
+    assert.is(woken(), 0, 'no row was dispatched, so the worker was never woken');
+  } finally {
+    await dispatcher.stop();
+  }
+});
+
+test.run();
