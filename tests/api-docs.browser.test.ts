@@ -46,7 +46,9 @@ async function openDocs({ service, browser }: Context): Promise<{ page: Page; se
   });
   page.on('pageerror', (error) => seen.pageErrors.push(error.message));
   page.on('request', (sent) => seen.requests.push({ url: sent.url(), headers: sent.headers() }));
-  page.on('close', () => void context.close());
+  // The page's own context goes with it; at the end of the file the browser may already be
+  // closing it, which is the same outcome.
+  page.on('close', () => void context.close().catch(() => undefined));
   await page.goto(`${service.url}/api/v1/docs`);
   await page.locator('.opblock').first().waitFor();
   return { page, seen };
