@@ -189,6 +189,10 @@ test('SIGKILL mid-stream: after a restart every acknowledged delivery took effec
   // Providers retry what was not acknowledged, and some of what was.
   await sendAll(deliveries);
   await assertConverged(fixture);
+  // Read with the service stopped: the embedded database serves one process at a time.
+  const stopping = child!;
+  stopping.kill('SIGTERM');
+  await exited(stopping);
   assert.equal(await inboxRows(fixture), [
     ['messengertwo', 'processed', DELIVERIES / 2],
     ['payment', 'processed', DELIVERIES / 2],
