@@ -27,17 +27,18 @@ export async function accountByPreviousApiKeyHash(db: Queryable, hashes: Buffer[
   return previous;
 }
 
-/** An account with the hash a password sign-in checks. */
-export async function accountForLogin(db: Queryable, email: string): Promise<(AccountRow & { password_hash: string }) | undefined> {
-  const [account] = await db.query<AccountRow & { password_hash: string }>(
+/** An account with the hash a password sign-in checks; null for an account made through an identity provider. */
+export async function accountForLogin(db: Queryable, email: string): Promise<(AccountRow & { password_hash: string | null }) | undefined> {
+  const [account] = await db.query<AccountRow & { password_hash: string | null }>(
     { name: 'auth_login_account', text: `SELECT ${ACCOUNT_COLUMNS}, a.password_hash FROM accounts a WHERE a.email = $1` },
     [email],
   );
   return account;
 }
 
-export async function passwordHashOf(db: Queryable, accountId: number): Promise<string | undefined> {
-  const [row] = await db.query<{ password_hash: string }>('SELECT password_hash FROM accounts WHERE id = $1', [accountId]);
+/** The account's password hash; null when it has no password, undefined when there is no such account. */
+export async function passwordHashOf(db: Queryable, accountId: number): Promise<string | null | undefined> {
+  const [row] = await db.query<{ password_hash: string | null }>('SELECT password_hash FROM accounts WHERE id = $1', [accountId]);
   return row?.password_hash;
 }
 

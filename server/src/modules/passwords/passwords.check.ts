@@ -18,7 +18,7 @@ export async function confirmPassword(deps: Deps, auth: AuthContext, password: s
   const caller = { rule: PASSWORD_RATE_RULES.passwordChecksPerCaller, key: auth.sessionId ?? `api-key:${auth.account.id}` };
   refuseIfLimited(await deps.rateLimiter.hit([caller]));
   const passwordHash = await passwordHashOf(deps.db, auth.account.id);
-  if (passwordHash === undefined || !(await deps.passwords.verify(passwordHash, password))) {
+  if (!passwordHash || !(await deps.passwords.verify(passwordHash, password))) {
     await deps.rateLimiter.hit([{ rule: SESSION_RATE_RULES.failedLoginsPerAccount, key: auth.account.email }]);
     await recordEvent(deps.db, deps.clock, 'login.failed', { accountId: auth.account.id }, request);
     throw new AppError('INVALID_CREDENTIALS', 'The password is wrong.');

@@ -7,5 +7,7 @@
 export { authenticate } from './sessions.credentials.ts';
 export { SESSION_RATE_RULES } from './sessions.limits.ts';
 export { sessionsRevokedByAdminNotice } from './sessions.mails.ts';
-export { revokeSessions, signOutEverywhere } from './sessions.service.ts';
+export { signedIn } from './sessions.cookies.ts';
+export { revokeSessions, sessionSignIn, signOutEverywhere } from './sessions.service.ts';
+export { deviceOf, startSession, type LoginResult, type SignInVia } from './sessions.start.ts';
 export type { AuthContext } from './sessions.types.ts';

@@ -1,6 +1,6 @@
 import { deviceCookieName, SESSION_COOKIE, type Context } from '../../trpc/context.ts';
 import { DEVICE_TTL_SECONDS } from './sessions.devices.ts';
-import type { LoginResult } from './sessions.sign-in.ts';
+import type { LoginResult } from './sessions.start.ts';
 
 function cookie(ctx: Context, name: string, value: string, maxAgeSeconds: number): string {
   const secure = ctx.deps.config.publicUrl.startsWith('https:') ? '; Secure' : '';

@@ -9,7 +9,7 @@ import { recordEvent } from '../activity/index.ts';
 import { sessionIdle } from './sessions.credentials.ts';
 import type { AuthContext } from './sessions.types.ts';
 
-type SessionRow = { id: string; created_at: Date; last_used_at: Date | null; ip: string | null; user_agent: string | null };
+type SessionRow = { id: string; created_at: Date; last_used_at: Date | null; ip: string | null; user_agent: string | null; via: string };
 
 /**
  * The account's live sessions, newest first; `current` marks the calling JWT's. One idle past
@@ -17,7 +17,7 @@ type SessionRow = { id: string; created_at: Date; last_used_at: Date | null; ip:
  */
 export async function listSessions(deps: Deps, auth: AuthContext) {
   const rows = await deps.db.query<SessionRow>(
-    `SELECT id, created_at, last_used_at, ip, user_agent FROM sessions
+    `SELECT id, created_at, last_used_at, ip, user_agent, via FROM sessions
      WHERE account_id = $1 AND revoked_at IS NULL AND expires_at > $2 ORDER BY created_at DESC, id`,
     [auth.account.id, deps.clock.now()],
   );
@@ -31,10 +31,20 @@ export async function listSessions(deps: Deps, auth: AuthContext) {
       last_used_at: lastUsed?.toISOString() ?? null,
       ip: row.ip,
       user_agent: row.user_agent,
+      via: row.via,
       current: row.id === auth.sessionId,
     };
   });
   return { success: true as const, sessions };
+}
+
+/**
+ * How a live session began (`password`, `passkey` or a provider's name) and when its person
+ * last proved who they are: what a change that would ask for a password weighs instead of it.
+ */
+export async function sessionSignIn(db: Queryable, sessionId: string): Promise<{ via: string; authTime: Date } | undefined> {
+  const [row] = await db.query<{ via: string; auth_time: Date }>('SELECT via, auth_time FROM sessions WHERE id = $1 AND revoked_at IS NULL', [sessionId]);
+  return row && { via: row.via, authTime: row.auth_time };
 }
 
 /** Ends the account's live sessions, but for `except`; returns how many. */
