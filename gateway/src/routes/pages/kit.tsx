@@ -163,6 +163,7 @@ export function createPageKit(deps: Deps) {
 
   return {
     deps,
+    requestInfo,
     call,
     csrf,
     sessionCookie,

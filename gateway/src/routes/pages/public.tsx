@@ -5,6 +5,7 @@ import { toErrorResponse } from '../../../../server/src/errors/response.ts';
 import type { Notice } from '../../pages/components.tsx';
 import type { FormFields } from './form-body.ts';
 import type { PageKit } from './kit.tsx';
+import { takeOAuthNotice } from './oauth.tsx';
 import { safeNextPath } from './next-path.ts';
 import { formRefusal, isRefusal } from './refusals.ts';
 import { createPendingSignIns, mountSecondStep, type PendingSignIns } from './second-step.tsx';
@@ -66,7 +67,7 @@ function mountLogin(router: Router, kit: PageKit): void {
   kit.get(router, '/login', async (ctx) => {
     const next = safeNextPath(queryText(ctx, 'next'));
     const key = queryText(ctx, 'notice');
-    const notice = key !== undefined && Object.hasOwn(LOGIN_NOTICES, key) ? LOGIN_NOTICES[key] : undefined;
+    const notice = takeOAuthNotice(ctx, kit.deps.config) ?? (key !== undefined && Object.hasOwn(LOGIN_NOTICES, key) ? LOGIN_NOTICES[key] : undefined);
     if (kit.sessionCookie(ctx)) {
       try {
         await kit.call(ctx).auth.me();

@@ -8,6 +8,7 @@ import { rateLimitSubject } from '../../lib/rate-limiter.ts';
 import { recordEvent } from '../activity/index.ts';
 import { apiKeyHash, apiKeyPlace } from '../keys/index.ts';
 import { checkNewPassword } from '../passwords/index.ts';
+import { insertAccountRow } from './accounts.insert.ts';
 import { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
 import { alreadyRegisteredMail, verificationMail } from './accounts.mails.ts';
 import type { RegisterInput } from './accounts.schemas.ts';
@@ -28,14 +29,13 @@ type ExistingAccount = { id: number; name: string; email_verified: boolean };
 /** A new account; its id is taken first because the sealed API key is bound to it. */
 async function insertAccount(deps: Deps, tx: Queryable, email: string, registration: Registration): Promise<number | undefined> {
   const apiKey = randomHex(32);
-  const [{ id }] = await tx.query<{ id: number }>(`SELECT nextval(pg_get_serial_sequence('accounts', 'id'))::int AS id`);
-  const now = deps.clock.now();
-  const [created] = await tx.query<{ id: number }>(
-    `INSERT INTO accounts (id, email, password_hash, name, company, api_key_hash, api_key_sealed, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (email) DO NOTHING RETURNING id`,
-    [id, email, registration.passwordHash, registration.name, registration.company, apiKeyHash(deps, apiKey), deps.secretBox.seal(apiKey, apiKeyPlace(id)), now],
-  );
-  return created?.id;
+  return insertAccountRow(tx, deps.clock.now(), {
+    email,
+    ...registration,
+    emailVerified: false,
+    apiKeyHash: apiKeyHash(deps, apiKey),
+    sealApiKey: (id) => deps.secretBox.seal(apiKey, apiKeyPlace(id)),
+  });
 }
 
 /**

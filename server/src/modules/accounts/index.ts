@@ -12,6 +12,7 @@ export {
   setPasswordHash,
   setPasswordHashByMail,
 } from './accounts.credentials.ts';
+export { claimUnverifiedAccount, createProviderAccount, lockAccountByEmail, lockAccountPassword } from './accounts.from-provider.ts';
 export { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
 export { ACCOUNT_COLUMNS, accountByEmail, accountById, toAccountSummary, toUser, userSchema, type AccountRow, type User } from './accounts.profile.ts';
 export { issueToken, liveTokenOwner, TAKEOVER_LINKS, useToken, voidTokens } from './accounts.tokens.ts';
