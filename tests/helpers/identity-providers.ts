@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
-import { freePort } from './service.ts';
+import { freePort, startTestService, type TestService } from './service.ts';
 
 // Identity providers for the tests of sign-in with a provider (docs/API.md, Identity
 // providers): panva's oidc-provider, a real OpenID Provider, in this process; and a small
@@ -153,3 +153,59 @@ export async function throughProvider(browser: Browser, start: string, sub: stri
   }
   throw new Error('too many redirects at the provider');
 }
+
+export const OIDC_SECRET = 'oidc-client-secret-never-logged';
+export const GITHUB_SECRET = 'github-client-secret-never-logged';
+export const OAUTH = '/api/v1/auth/oauth';
+
+export type WithProviders = { service: TestService; op: OidcProvider; github: GithubStandIn; close(): Promise<void> };
+
+/**
+ * The service with three providers: `acme` (an OpenID Provider not trusted for e-mail),
+ * `corp` (the same provider, trusted) and `github` (the stand-in).
+ */
+export async function startServiceWithProviders(env: Record<string, string> = {}): Promise<WithProviders> {
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  const op = await startOidcProvider(['acme', 'corp'].map((name) => `${publicUrl}${OAUTH}/${name}/callback`), OIDC_SECRET);
+  const github = await startGithubStandIn('gh-client', GITHUB_SECRET);
+  const service = await startTestService({
+    PORT: String(port),
+    PUBLIC_URL: publicUrl,
+    OAUTH_PROVIDERS: 'acme,corp,github',
+    OAUTH_ACME_CLIENT_ID: 'gatehouse',
+    OAUTH_ACME_CLIENT_SECRET: OIDC_SECRET,
+    OAUTH_ACME_ISSUER: op.issuer,
+    OAUTH_ACME_LABEL: 'Acme SSO',
+    OAUTH_CORP_CLIENT_ID: 'gatehouse',
+    OAUTH_CORP_CLIENT_SECRET: OIDC_SECRET,
+    OAUTH_CORP_ISSUER: op.issuer,
+    OAUTH_CORP_TRUST_EMAIL: 'true',
+    OAUTH_GITHUB_CLIENT_ID: 'gh-client',
+    OAUTH_GITHUB_CLIENT_SECRET: GITHUB_SECRET,
+    OAUTH_GITHUB_AUTH_URL: github.url,
+    OAUTH_GITHUB_API_URL: github.url,
+    ...env,
+  });
+  return {
+    service,
+    op,
+    github,
+    async close() {
+      await service.close();
+      await op.close();
+      await github.close();
+    },
+  };
+}
+
+/** A whole sign-in in `browser`: the start (with `query`), the provider's pages as `sub`, and the callback's answer. */
+export async function signInWith(service: TestService, browser: Browser, name: string, sub: string, query = ''): Promise<Answer> {
+  const started = await browser.get(`${service.url}${OAUTH}/${name}/start${query}`);
+  if (started.status !== 302 || !started.location) throw new Error(`the start answered ${started.status}: ${started.text.slice(0, 300)}`);
+  const callback = await throughProvider(browser, started.location, sub, `${service.url}${OAUTH}/${name}/callback`);
+  return browser.get(callback);
+}
+
+/** The reason a refused callback told /login, from its cookie. */
+export const refusalOf = (service: TestService, browser: Browser) => browser.cookie(service.url, 'svc_oauth_notice');
