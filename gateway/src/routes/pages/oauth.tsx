@@ -65,7 +65,7 @@ export function mountOAuthRoutes(router: Router, kit: PageKit): void {
   const pendings = createPendingSignIns(kit);
 
   kit.get(router, '/api/v1/auth/oauth/:name/start', async (ctx) => {
-    const intent = queryText(ctx, 'intent') ?? 'login';
+    const intent = ctx.query.intent ?? 'login';
     if (intent !== 'login' && intent !== 'link') {
       throw new AppError('VALIDATION_FAILED', undefined, { issues: [{ path: 'intent', message: 'must be login or link' }] });
     }
