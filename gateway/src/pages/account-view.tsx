@@ -1,4 +1,5 @@
 import { MfaCard, stepUpOf } from './account-mfa.tsx';
+import { IdentitiesCard } from './account-identities.tsx';
 import { ActivityCard, DeleteAccountCard, EmailCard, PasswordCard, SessionsCard } from './account-sections.tsx';
 import type { AccountData, AccountForm, AccountFormState, AccountPageProps } from './account-types.ts';
 import { Actions, Alert, Button, Card, Form, NoticeBox, SelectField } from './components.tsx';
@@ -111,6 +112,7 @@ export function AccountPage(props: AccountPageProps) {
         <PasswordCard csrf={csrf} state={state('password')} stepUp={stepUp} />
         <EmailCard csrf={csrf} state={state('email')} pending={data.pendingEmail} stepUp={stepUp} />
         <MfaCard csrf={csrf} email={user.email} mfa={data.mfa} stage={mfaStage} state={state} />
+        <IdentitiesCard csrf={csrf} identities={data.identities} providers={data.providers} state={state('identities')} stepUp={stepUp} />
         <SessionsCard csrf={csrf} sessions={data.sessions} state={state('sessions')} />
         <ActivityCard items={data.activity} />
         <DeleteAccountCard csrf={csrf} state={state('delete')} stepUp={stepUp} />

@@ -3,6 +3,7 @@ import type { Context as KoaContext } from 'koa';
 import type { Notice } from '../../pages/components.tsx';
 import { DonePage } from '../../pages/public-views.tsx';
 import { mountAccountForms } from './account-forms.tsx';
+import { mountIdentityForms } from './account-identities.tsx';
 import { mountMfaForms, MFA_DONE_NOTICES } from './account-mfa.tsx';
 import { createAccountPages, type AccountPages } from './account-page.tsx';
 import type { PageKit } from './kit.tsx';
@@ -17,6 +18,8 @@ const DONE_NOTICES: Record<string, Notice> = {
   'email-cancelled': { tone: 'success', text: 'The e-mail change is cancelled: its link no longer works, and your address stays as it is.' },
   session: { tone: 'success', text: 'That session is signed out.' },
   others: { tone: 'success', text: 'Every other session is signed out.' },
+  'identity-unlinked': { tone: 'success', text: 'The provider is disconnected: it no longer signs you in.' },
+  'password-link': { tone: 'success', text: 'Check your inbox: we sent you a link to set a password.' },
 };
 
 const GRACE_WORDS: Record<number, string> = { 0: 'The previous key stopped working.', 3600: 'The previous key keeps working for an hour.', 86400: 'The previous key keeps working for 24 hours.' };
@@ -79,4 +82,5 @@ export function mountAccountPages(router: Router, kit: PageKit): void {
   mountDelete(router, kit, pages);
   mountAccountForms(router, kit, pages);
   mountMfaForms(router, kit, pages);
+  mountIdentityForms(router, kit, pages);
 }
