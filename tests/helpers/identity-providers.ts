@@ -13,8 +13,8 @@ export type Person = { email?: string; email_verified?: boolean; name?: string }
 
 const closing = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()));
 
-export async function startOidcProvider(redirectUris: string[], clientSecret: string) {
-  const port = await freePort();
+export async function startOidcProvider(redirectUris: string[], clientSecret: string, port?: number) {
+  port ??= await freePort();
   const issuer = `http://127.0.0.1:${port}`;
   const people = new Map<string, Person>();
   const provider = new Provider(issuer, {
