@@ -53,6 +53,26 @@ test('/account of an account made through a provider: its connection, the others
   assert.match(refused.text, 'This is the only way to sign in to your account');
 });
 
+test('/account without a password asks for none: a fresh provider sign-in stands in, an old one is refused', async ({ env: { service, op } }) => {
+  op.people.set('sub-page-fresh', { email: 'page.fresh@example.com', email_verified: true });
+  const browser = createBrowser();
+  await signInWith(service, browser, 'acme', 'sub-page-fresh');
+  const visitor = createVisitor(service);
+  visitor.cookies.set('svc_token', browser.cookie(service.url, 'svc_token')!);
+  const page = await visitor.get('/account');
+  assert.not.match(page.text, 'name="current_password"');
+  assert.not.match(page.text, 'name="password"');
+  assert.match(page.text, 'name="new_password"');
+  const changed = await visitor.post('/account/email', { new_email: 'page.fresh.new@example.com' });
+  assert.is(changed.status, 303, changed.text.slice(0, 300));
+  assert.is(changed.location, '/account?done=email');
+  service.clock.advance(10 * 60_000 + 1000);
+  await visitor.get('/account');
+  const late = await visitor.post('/account/password', { new_password: 'a passphrase of my own' });
+  assert.is(late.status, 403);
+  assert.match(late.text, 'Sign in again with your identity provider first');
+});
+
 test('/account of an account with a password: disconnect needs it', async ({ env: { service, op } }) => {
   const account = await registerAndVerify(service, 'page.linked@example.com');
   op.people.set('sub-page-linked', { email: 'idp@example.com', email_verified: true });

@@ -8,7 +8,7 @@ import { mountMfaForms, MFA_DONE_NOTICES } from './account-mfa.tsx';
 import { createAccountPages, type AccountPages } from './account-page.tsx';
 import type { PageKit } from './kit.tsx';
 import { CODE_LABEL } from '../../pages/second-factor.tsx';
-import { stepUpProof } from './form-proofs.ts';
+import { currentPassword, stepUpProof } from './form-proofs.ts';
 import { formRefusal, PROOF_TEXTS } from './refusals.ts';
 
 /** What the account page says after a change it redirected from (`?done=…`): a fixed list, never echoed text. */
@@ -55,7 +55,7 @@ function mountApiKey(router: Router, kit: PageKit, pages: AccountPages): void {
 function mountDelete(router: Router, kit: PageKit, pages: AccountPages): void {
   kit.post(router, '/account/delete', async (ctx, form) => {
     try {
-      await kit.call(ctx).auth.deleteAccount({ password: form.text('password'), ...stepUpProof(form) });
+      await kit.call(ctx).auth.deleteAccount({ password: currentPassword(form), ...stepUpProof(form) });
     } catch (error) {
       if (pages.signedOut(ctx, error)) return;
       const texts = { INVALID_CREDENTIALS: 'The password is wrong. Your account was not deleted.', ...PROOF_TEXTS };
