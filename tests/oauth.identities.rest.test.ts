@@ -64,6 +64,10 @@ test('a signed-in browser links a provider whatever its address there; a person 
   const conflict = await signInWith(service, refused, 'acme', 'sub-link', '?intent=link');
   assert.is(conflict.location, `${service.url}/login`);
   assert.is(refusalOf(service, refused), 'CONFLICT.acme.linked');
+  // Signed in, /login passes the browser on to the account page, which says why.
+  assert.is((await refused.get(`${service.url}/login`)).location, `${service.url}/account`);
+  assert.match((await refused.get(`${service.url}/account`)).text, 'This Acme SSO account is already connected to another account.');
+  assert.is(refusalOf(service, refused), undefined, 'told once');
   assert.equal(await providersOf(service, other.token), []);
   assert.equal(await providersOf(service, account.token), ['acme']);
 });

@@ -4,6 +4,7 @@ import type { Notice } from '../../pages/components.tsx';
 import { DonePage } from '../../pages/public-views.tsx';
 import { mountAccountForms } from './account-forms.tsx';
 import { mountIdentityForms } from './account-identities.tsx';
+import { takeOAuthNotice } from './oauth.tsx';
 import { mountMfaForms, MFA_DONE_NOTICES } from './account-mfa.tsx';
 import { createAccountPages, type AccountPages } from './account-page.tsx';
 import type { PageKit } from './kit.tsx';
@@ -76,7 +77,9 @@ export function mountAccountPages(router: Router, kit: PageKit): void {
     const done = Object.hasOwn(DONE_NOTICES, key) ? DONE_NOTICES[key] : undefined;
     // The second factor's changes are told in its card, where their forms bring the reader back to.
     const inCard = Object.hasOwn(MFA_DONE_NOTICES, key) ? MFA_DONE_NOTICES[key] : undefined;
-    await pages.show(ctx, 200, { notice: done, refused: inCard });
+    // A connection refused (the provider's person is another account's) comes back here through /login.
+    const refusedLink = takeOAuthNotice(ctx, kit.deps.config);
+    await pages.show(ctx, 200, { notice: refusedLink ?? done, refused: inCard });
   });
   mountApiKey(router, kit, pages);
   mountDelete(router, kit, pages);

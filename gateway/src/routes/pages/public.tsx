@@ -74,7 +74,6 @@ function mountLogin(router: Router, kit: PageKit): void {
   kit.get(router, '/login', async (ctx) => {
     const next = safeNextPath(queryText(ctx, 'next'));
     const key = queryText(ctx, 'notice');
-    const notice = takeOAuthNotice(ctx, kit.deps.config) ?? (key !== undefined && Object.hasOwn(LOGIN_NOTICES, key) ? LOGIN_NOTICES[key] : undefined);
     if (kit.sessionCookie(ctx)) {
       try {
         await kit.call(ctx).auth.me();
@@ -83,6 +82,8 @@ function mountLogin(router: Router, kit: PageKit): void {
         if (!isRefusal(error, 'UNAUTHORIZED')) throw error;
       }
     }
+    // After the redirect of a signed-in browser: the account page tells a refused connection then.
+    const notice = takeOAuthNotice(ctx, kit.deps.config) ?? (key !== undefined && Object.hasOwn(LOGIN_NOTICES, key) ? LOGIN_NOTICES[key] : undefined);
     kit.send(ctx, 200, <LoginPage csrf={kit.csrf(ctx)} next={next} notice={notice} providers={await providerLinks(ctx, kit, next)} />);
   });
   kit.post(router, '/login', (ctx, form) => signIn(ctx, kit, pendings, form));
