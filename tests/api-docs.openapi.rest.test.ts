@@ -87,6 +87,7 @@ test('security: public routes say [] outright, protected ones Bearer or cookie; 
     '/auth/password/forgot',
     '/auth/password/reset',
     '/auth/email/confirm',
+    '/auth/oauth/providers',
   ];
   for (const { path, method, operation } of operations(document)) {
     assert.ok(Array.isArray(operation.security), `${method} ${path} states its security`);

@@ -254,6 +254,7 @@ const OWNERS: Record<string, string[]> = {
   passkeys: [MFA_REPO],
   mfa_challenges: [MFA_REPO],
   mfa_step_ups: [MFA_REPO],
+  identities: ['server/src/modules/identities/identities.repo.ts'],
   webhook_inbox: ['server/src/webhooks/inbox/repo.ts'],
   rate_limits: ['server/src/lib/rate-limiter.ts'],
   data_key_check: ['server/src/secrets/data-key-check.ts'],

@@ -48,7 +48,8 @@ test('the live sessions, newest first, with where they were opened; `current` ma
   assert.equal(Object.keys(listed.body).sort(), ['sessions', 'success']);
   const sessions = listed.body.sessions;
   assert.equal(sessions.map((s: { id: string }) => s.id), [sessionIdOf(laptop), sessionIdOf(phone), sessionIdOf(account.token)]);
-  assert.equal(Object.keys(sessions[0]).sort(), ['created_at', 'current', 'id', 'ip', 'last_used_at', 'user_agent']);
+  assert.equal(Object.keys(sessions[0]).sort(), ['created_at', 'current', 'id', 'ip', 'last_used_at', 'user_agent', 'via']);
+  assert.equal(sessions.map((s: { via: string }) => s.via), ['password', 'password', 'password'], 'each session says how it began');
   assert.equal(sessions.map((s: { current: boolean }) => s.current), [false, true, false]);
   assert.equal(sessions.map((s: { ip: string }) => s.ip), ['127.0.60.3', '127.0.60.2', '127.0.0.1']);
   assert.equal(sessions.slice(0, 2).map((s: { user_agent: string }) => s.user_agent), ['Laptop/2.0', 'Phone/1.0']);

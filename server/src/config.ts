@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PROVIDER_NAME, readOAuthProviders } from './config.oauth.ts';
 import { loadDevSecrets } from './lib/dev-secrets.ts';
 
 const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
@@ -127,6 +128,13 @@ export const envSchema = z.object({
   SHUTDOWN_TIMEOUT: duration('25s'),
   DATABASE_POOL_SIZE: wholeNumber(2, 1000).default(20),
   HEALTH_PORT: wholeNumber(0, 65535).optional(),
+  OAUTH_PROVIDERS: z
+    .string()
+    .default('')
+    .refine((value) => splitList(value).every((name) => PROVIDER_NAME.test(name)), 'must be a comma-separated list of names of 1 to 32 characters a-z, 0-9 and -')
+    .refine((value) => new Set(splitList(value)).size === splitList(value).length, 'must not name a provider twice'),
+  OAUTH_GITHUB_AUTH_URL: urlText(['http:', 'https:']).default('https://github.com'),
+  OAUTH_GITHUB_API_URL: urlText(['http:', 'https:']).default('https://api.github.com'),
 });
 
 
@@ -167,7 +175,7 @@ function parsePlans(text: string): Map<string, string> {
  * instead of strings. A production start without what production needs, or a DATA_DIR that
  * cannot hold development secrets, is an issue of the schema like any other bad value.
  */
-function toConfig(e: z.output<typeof envSchema>, ctx: z.core.$RefinementCtx) {
+function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: z.core.$RefinementCtx) {
   if (e.NODE_ENV === 'production') {
     // The embedded database and mail written to the log are for trying Gatehouse out: in
     // production they would lose data or send no verification mail, silently.
@@ -182,6 +190,12 @@ function toConfig(e: z.output<typeof envSchema>, ctx: z.core.$RefinementCtx) {
     warnings.push(`JWT_SECRET or DATA_KEY not set: using development secrets from ${devSecrets.file}; never do this in production`);
   }
   if (e.RATE_LIMITS === 'off') warnings.push('RATE_LIMITS=off: request rate limits are disabled');
+  const oauthProviders = readOAuthProviders(
+    e,
+    { names: splitList(e.OAUTH_PROVIDERS), production: e.NODE_ENV === 'production', githubAuthUrl: e.OAUTH_GITHUB_AUTH_URL, githubApiUrl: e.OAUTH_GITHUB_API_URL },
+    ctx,
+  );
+  if (oauthProviders.length < splitList(e.OAUTH_PROVIDERS).length) return z.NEVER;
   return {
     env: e.NODE_ENV,
     port: e.PORT,
@@ -248,12 +262,15 @@ function toConfig(e: z.output<typeof envSchema>, ctx: z.core.$RefinementCtx) {
     databasePoolSize: e.DATABASE_POOL_SIZE,
     /** A worker-only process answers /healthz and /readyz on this port, when set (containers). */
     healthPort: e.HEALTH_PORT,
+    /** Identity providers people may sign in with, in OAUTH_PROVIDERS's order (config.oauth.ts). */
+    oauthProviders,
     /** Things worth a warning at start, e.g. generated development secrets. */
     warnings,
   };
 }
 
-const configSchema = envSchema.transform(toConfig);
+// Loose: the identity providers' variables are named after them, so the schema cannot list them.
+const configSchema = envSchema.loose().transform(toConfig);
 
 /** The service's settings: what `toConfig` makes of the environment. */
 export type Config = z.output<typeof configSchema>;

@@ -6,6 +6,7 @@ import { createDatabase, type Db } from './lib/db.ts';
 import { createJwtSigner, type JwtSigner } from './lib/jwt.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { createMailer, type Mailer } from './lib/mailer.ts';
+import { createOAuthClients, type OAuthClients } from './lib/oauth-clients.ts';
 import { createPasswordHasher, type PasswordHasher } from './lib/passwords.ts';
 import { startQueue, type PgBoss } from './lib/queue.ts';
 import { createRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
@@ -46,6 +47,8 @@ export type Deps = {
   webhookSecrets: GroupedTtlCache<WebhookSecret>;
   /** Prometheus metrics of this process, served at GET /metrics (metrics.ts). */
   metrics: Metrics;
+  /** A client per identity provider of OAUTH_PROVIDERS (modules/identities). */
+  oauthClients: OAuthClients;
   close(): Promise<void>;
 };
 
@@ -121,6 +124,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       queue,
       authCache,
       sessionTouches,
+      oauthClients: createOAuthClients(config.oauthProviders, logger),
       webhookSecrets,
       metrics,
       async close() {

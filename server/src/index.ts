@@ -10,6 +10,8 @@ export { createDeps, type Deps, type DepsOverrides } from './deps.ts';
 
 // Procedures: the one app router, called over HTTP by the gateway and in process by the pages and the bench.
 export { appRouter, createCaller, type AppRouter } from './router.ts';
+// The browser's half of a sign-in through an identity provider: redirects, not procedures (modules/identities).
+export { identityFlows } from './router.ts';
 export type { ProcedureMeta } from './trpc/procedures.ts';
 
 // A procedure's context: the caller's credentials and what the transport saw of the request.

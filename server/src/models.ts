@@ -5,6 +5,7 @@ import { accountsTable, emailTokensTable } from './modules/accounts/index.ts';
 import { auditEventsTable } from './modules/activity/index.ts';
 import { billingSubscriptionsTable } from './modules/billing/index.ts';
 import { channelMessagesTable, channelsTable } from './modules/channels/index.ts';
+import { identitiesTable } from './modules/identities/index.ts';
 import { MFA_TABLES } from './modules/mfa/index.ts';
 import { operatorChatsTable, operatorLinkCodesTable } from './modules/notifications/index.ts';
 import { sessionsTable } from './modules/sessions/index.ts';
@@ -31,6 +32,7 @@ export const MODELS: readonly TableModel[] = [
   operatorLinkCodesTable,
   operatorChatsTable,
   ...MFA_TABLES,
+  identitiesTable,
   webhookInboxTable,
   dataKeyCheckTable,
   schemaMigrationsTable,

@@ -4,6 +4,7 @@ import { ACCOUNT_RATE_RULES } from './modules/accounts/index.ts';
 import { accountsProcedures as accounts } from './modules/accounts/accounts.router.ts';
 import { activityProcedures } from './modules/activity/activity.router.ts';
 import { channelsRouter } from './modules/channels/channels.router.ts';
+import { identitiesProcedures } from './modules/identities/identities.router.ts';
 import { keysProcedures } from './modules/keys/keys.router.ts';
 import { mfaProcedures } from './modules/mfa/mfa.router.ts';
 import { notificationsRouter } from './modules/notifications/notifications.router.ts';
@@ -14,11 +15,11 @@ import { sessionsProcedures as sessions } from './modules/sessions/sessions.rout
 import { sitesRouter } from './modules/sites/sites.router.ts';
 import { createCallerFactory, router } from './trpc/procedures.ts';
 
-type AuthProcedureName = keyof (typeof accounts & typeof sessions & typeof passwordsProcedures & typeof keysProcedures & typeof activityProcedures & typeof mfaProcedures);
+type AuthProcedureName = keyof (typeof accounts & typeof sessions & typeof passwordsProcedures & typeof keysProcedures & typeof activityProcedures & typeof mfaProcedures & typeof identitiesProcedures);
 
 /**
- * auth.*: account access, from the modules accounts, sessions, passwords, keys, activity and
- * mfa. Named one by one where modules take turns, because the order is the API reference's:
+ * auth.*: account access, from the modules accounts, sessions, passwords, keys, activity, mfa
+ * and identities. Named one by one where modules take turns, because the order is the API reference's:
  * the OpenAPI document's paths and docs/API.md list the procedures as they come here.
  */
 const authProcedures = {
@@ -43,6 +44,7 @@ const authProcedures = {
   deleteAccount: accounts.deleteAccount,
   ...activityProcedures,
   ...mfaProcedures,
+  ...identitiesProcedures,
 } satisfies Record<AuthProcedureName, unknown>;
 
 export const appRouter = router({
@@ -57,6 +59,9 @@ export type AppRouter = typeof appRouter;
 
 /** The procedures called in process, as the typed client calls them over HTTP: `createCaller(ctx).auth.me()`. */
 export const createCaller = createCallerFactory(appRouter);
+
+/** The browser's half of a sign-in through an identity provider, for the gateway (identities.router.ts says why here). */
+export { identityFlows } from './modules/identities/identities.router.ts';
 
 /**
  * The rate rules of auth.*, each kept by its module, in one table for docs/API.md (which

@@ -66,7 +66,7 @@ export async function me(service: TestService, headers: Record<string, string>):
 }
 
 /** The fields some codes carry beside code and message, for the caller to act on. */
-const DETAILS: Record<string, string[]> = { MFA_REQUIRED: ['methods', 'mfa_token'], STEP_UP_REQUIRED: ['methods'] };
+const DETAILS: Record<string, string[]> = { MFA_REQUIRED: ['methods', 'mfa_token'], STEP_UP_REQUIRED: ['methods'], REAUTH_REQUIRED: ['reauth_url'] };
 
 /** Asserts the error body (docs/API.md, Errors) exactly: `{ success: false, code, message, issues? }`, plus its code's details. */
 export function assertError(result: HttpResult, status: number, code: string): void {

@@ -2,6 +2,7 @@ import type { AccountData, AccountForm, AccountFormState, MfaStage } from './acc
 import { Actions, Alert, Button, Card, Field, Form, Hidden, NoticeBox } from './components.tsx';
 import { PasskeyArea, StepUpField, StepUpPasskey, type StepUp } from './second-factor.tsx';
 import { formatInstant } from './wording.ts';
+import { CurrentPasswordField } from './current-password.tsx';
 
 type Mfa = AccountData['mfa'];
 type SectionProps = { csrf: string; mfa: Mfa; stepUp: StepUp; state: (name: AccountForm) => AccountFormState | undefined };
@@ -32,7 +33,7 @@ function TotpSection({ csrf, mfa, stepUp, state }: SectionProps) {
           <details class="more" open={own !== undefined}>
             <summary>Turn off the authenticator app</summary>
             <Form action={action('totp/disable')} csrf={csrf}>
-              <Field name="password" label="Password" type="password" form={own?.form} idPrefix="totp-off" autoComplete="current-password" />
+              <CurrentPasswordField name="password" label="Password" type="password" form={own?.form} idPrefix="totp-off" autoComplete="current-password" />
               <StepUpField stepUp={stepUp} form={own?.form} idPrefix="totp-off" required passkey={false} />
               <Actions>
                 <Button variant="danger">Turn off</Button>
@@ -44,7 +45,7 @@ function TotpSection({ csrf, mfa, stepUp, state }: SectionProps) {
         <>
           <p class="lead">An app on your phone (such as Google Authenticator, Microsoft Authenticator or 1Password) shows a new code every 30 seconds.</p>
           <Form action={action('totp/setup')} csrf={csrf}>
-            <Field name="password" label="Password" type="password" form={own?.form} idPrefix="totp-setup" autoComplete="current-password" />
+            <CurrentPasswordField name="password" label="Password" type="password" form={own?.form} idPrefix="totp-setup" autoComplete="current-password" />
             <StepUpField stepUp={stepUp} form={own?.form} idPrefix="totp-setup" />
             <Actions>
               <Button variant="secondary">Set up the authenticator app</Button>
@@ -75,7 +76,7 @@ function PasskeyRow({ csrf, passkey, stepUp, state }: { csrf: string; passkey: P
         <NoticeBox notice={state?.notice} />
         <Form action={action('passkeys/remove')} csrf={csrf}>
           <Hidden name="passkey_id" value={passkey.id} />
-          <Field name="password" label="Password" type="password" form={state?.form} idPrefix={idPrefix} autoComplete="current-password" />
+          <CurrentPasswordField name="password" label="Password" type="password" form={state?.form} idPrefix={idPrefix} autoComplete="current-password" />
           <StepUpField stepUp={stepUp} form={state?.form} idPrefix={idPrefix} />
           <Actions>
             <Button variant="danger" size="small">
@@ -111,7 +112,7 @@ function PasskeysSection({ csrf, mfa, stepUp, state }: SectionProps) {
       <details class="more" open={addState !== undefined}>
         <summary>Add a passkey</summary>
         <Form action={action('passkeys/options')} csrf={csrf}>
-          <Field name="password" label="Password" type="password" form={addState?.form} idPrefix="passkey-add" autoComplete="current-password" />
+          <CurrentPasswordField name="password" label="Password" type="password" form={addState?.form} idPrefix="passkey-add" autoComplete="current-password" />
           <StepUpField stepUp={stepUp} form={addState?.form} idPrefix="passkey-add" />
           <Actions>
             <Button variant="secondary">Continue</Button>
@@ -145,7 +146,7 @@ function RecoverySection({ csrf, mfa, stepUp, state }: SectionProps) {
         <summary>Make new recovery codes</summary>
         <p class="hint">The codes you have now stop working.</p>
         <Form action={action('recovery-codes')} csrf={csrf}>
-          <Field name="password" label="Password" type="password" form={own?.form} idPrefix="recovery" autoComplete="current-password" />
+          <CurrentPasswordField name="password" label="Password" type="password" form={own?.form} idPrefix="recovery" autoComplete="current-password" />
           <StepUpField stepUp={stepUp} form={own?.form} idPrefix="recovery" required />
           <Actions>
             <Button variant="secondary">Make new recovery codes</Button>

@@ -2,6 +2,7 @@ import type { AccountData, AccountFormState } from './account-types.ts';
 import { Actions, Button, Card, Field, Form, Hidden, NoticeBox } from './components.tsx';
 import { StepUpField, StepUpPasskey, type StepUp } from './second-factor.tsx';
 import { deviceName, eventLabel, formatInstant } from './wording.ts';
+import { CurrentPasswordField } from './current-password.tsx';
 
 type CardProps = { csrf: string; state?: AccountFormState };
 /** A card whose change needs a proof of the second factor, when the account has one. */
@@ -13,7 +14,7 @@ export function PasswordCard({ csrf, state, stepUp }: GuardedCardProps) {
       <p class="lead">Changing it signs out every other device.</p>
       <NoticeBox notice={state?.notice} />
       <Form action="/account/password" csrf={csrf}>
-        <Field name="current_password" label="Current password" type="password" form={state?.form} idPrefix="password" autoComplete="current-password" />
+        <CurrentPasswordField name="current_password" label="Current password" type="password" form={state?.form} idPrefix="password" autoComplete="current-password" />
         <Field name="new_password" label="New password" type="password" form={state?.form} idPrefix="password" autoComplete="new-password" minLength={8} hint="8 to 128 characters." />
         <StepUpField stepUp={stepUp} form={state?.form} idPrefix="password" />
         <Actions>
@@ -49,7 +50,7 @@ export function EmailCard({ csrf, state, pending, stepUp }: GuardedCardProps & {
       {pending && <PendingEmailChange csrf={csrf} pending={pending} />}
       <Form action="/account/email" csrf={csrf}>
         <Field name="new_email" label="New e-mail address" type="email" form={state?.form} idPrefix="email" autoComplete="email" />
-        <Field name="password" label="Password" type="password" form={state?.form} idPrefix="email" autoComplete="current-password" />
+        <CurrentPasswordField name="password" label="Password" type="password" form={state?.form} idPrefix="email" autoComplete="current-password" />
         <StepUpField stepUp={stepUp} form={state?.form} idPrefix="email" />
         <Actions>
           <Button>Change e-mail address</Button>
@@ -142,7 +143,7 @@ export function DeleteAccountCard({ csrf, state, stepUp }: GuardedCardProps) {
       <p class="lead">This removes your account, its API key, sites, channels and messages at once. It cannot be undone.</p>
       <NoticeBox notice={state?.notice} />
       <Form action="/account/delete" csrf={csrf}>
-        <Field name="password" label="Password" type="password" form={state?.form} idPrefix="delete" autoComplete="current-password" />
+        <CurrentPasswordField name="password" label="Password" type="password" form={state?.form} idPrefix="delete" autoComplete="current-password" />
         <StepUpField stepUp={stepUp} form={state?.form} idPrefix="delete" />
         <Actions>
           <Button variant="danger">Delete my account</Button>

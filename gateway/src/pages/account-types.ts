@@ -15,10 +15,14 @@ export type AccountData = {
   mfa: AuthOutputs['mfaStatus'];
   /** The account's role needs a second factor before anything else (its activity is closed until then). */
   mfaSetupRequired: boolean;
+  /** Its connected identity providers and whether it has a password (absent while a second factor must be set up first). */
+  identities?: AuthOutputs['identities'];
+  /** The identity providers one may connect. */
+  providers: AuthOutputs['oauthProviders']['providers'];
 };
 
 /** The account page's forms, each in its own card (the second factor's in sections of one). */
-export type AccountForm = 'key' | 'password' | 'email' | 'sessions' | 'delete' | 'totp' | 'passkeys' | 'recovery';
+export type AccountForm = 'key' | 'password' | 'email' | 'sessions' | 'delete' | 'totp' | 'passkeys' | 'recovery' | 'identities';
 
 /** A form of the page shown again: its values and field errors, and a message in its card; `target` is the row it was about. */
 export type AccountFormState = { name: AccountForm; form?: FormState; notice?: Notice; target?: string };

@@ -1,4 +1,6 @@
 import { MfaCard, stepUpOf } from './account-mfa.tsx';
+import { IdentitiesCard } from './account-identities.tsx';
+import { HasPassword } from './current-password.tsx';
 import { ActivityCard, DeleteAccountCard, EmailCard, PasswordCard, SessionsCard } from './account-sections.tsx';
 import type { AccountData, AccountForm, AccountFormState, AccountPageProps } from './account-types.ts';
 import { Actions, Alert, Button, Card, Form, NoticeBox, SelectField } from './components.tsx';
@@ -105,16 +107,19 @@ export function AccountPage(props: AccountPageProps) {
           <p>Accounts with your role need a second factor. Set up an authenticator app or add a passkey below; until then the rest of your account stays closed.</p>
         </Alert>
       )}
-      <div class="grid">
-        <ProfileCard user={user} />
-        <ApiKeyCard csrf={csrf} apiKey={apiKey} state={state('key')} stepUp={stepUp} />
-        <PasswordCard csrf={csrf} state={state('password')} stepUp={stepUp} />
-        <EmailCard csrf={csrf} state={state('email')} pending={data.pendingEmail} stepUp={stepUp} />
-        <MfaCard csrf={csrf} email={user.email} mfa={data.mfa} stage={mfaStage} state={state} />
-        <SessionsCard csrf={csrf} sessions={data.sessions} state={state('sessions')} />
-        <ActivityCard items={data.activity} />
-        <DeleteAccountCard csrf={csrf} state={state('delete')} stepUp={stepUp} />
-      </div>
+      <HasPassword.Provider value={data.identities?.has_password !== false}>
+        <div class="grid">
+          <ProfileCard user={user} />
+          <ApiKeyCard csrf={csrf} apiKey={apiKey} state={state('key')} stepUp={stepUp} />
+          <PasswordCard csrf={csrf} state={state('password')} stepUp={stepUp} />
+          <EmailCard csrf={csrf} state={state('email')} pending={data.pendingEmail} stepUp={stepUp} />
+          <MfaCard csrf={csrf} email={user.email} mfa={data.mfa} stage={mfaStage} state={state} />
+          <IdentitiesCard csrf={csrf} identities={data.identities} providers={data.providers} state={state('identities')} stepUp={stepUp} />
+          <SessionsCard csrf={csrf} sessions={data.sessions} state={state('sessions')} />
+          <ActivityCard items={data.activity} />
+          <DeleteAccountCard csrf={csrf} state={state('delete')} stepUp={stepUp} />
+        </div>
+      </HasPassword.Provider>
     </Layout>
   );
 }

@@ -26,7 +26,7 @@ export function Hidden({ name, value }: { name: string; value: string }) {
   return <input type="hidden" name={name} value={value} />;
 }
 
-type FieldProps = {
+export type FieldProps = {
   name: string;
   label: string;
   form?: FormState;

@@ -1,10 +1,11 @@
 import { Actions, Alert, Button, Field, Form, Hidden, NoticeBox, type FormState, type Notice } from './components.tsx';
 import { Layout } from './layout.tsx';
 import { PasskeyArea } from './second-factor.tsx';
+import { ProviderLinks, type ProviderLink } from './provider-links.tsx';
 
-type FormPageProps = { csrf: string; form?: FormState; notice?: Notice };
+type FormPageProps = { csrf: string; form?: FormState; notice?: Notice; providers?: ProviderLink[] };
 
-export function RegisterPage({ csrf, form, notice }: FormPageProps) {
+export function RegisterPage({ csrf, form, notice, providers }: FormPageProps) {
   return (
     <Layout title="Create your account">
       <div class="card">
@@ -18,6 +19,7 @@ export function RegisterPage({ csrf, form, notice }: FormPageProps) {
           <Field name="company" label="Company (optional)" form={form} autoComplete="organization" required={false} />
           <Button block>Create account</Button>
         </Form>
+        <ProviderLinks providers={providers} />
       </div>
       <div class="aside">
         <p>
@@ -87,7 +89,7 @@ function PasskeySignIn({ csrf, next }: { csrf: string; next?: string }) {
   );
 }
 
-export function LoginPage({ csrf, form, notice, next, unverifiedEmail }: LoginProps) {
+export function LoginPage({ csrf, form, notice, next, unverifiedEmail, providers }: LoginProps) {
   return (
     <Layout title="Sign in" script>
       <div class="card">
@@ -102,6 +104,7 @@ export function LoginPage({ csrf, form, notice, next, unverifiedEmail }: LoginPr
           <Button block>Sign in</Button>
         </Form>
         <PasskeySignIn csrf={csrf} next={next} />
+        <ProviderLinks providers={providers} />
       </div>
       <div class="aside">
         <p>

@@ -58,6 +58,9 @@ const EVENT_LABELS: Record<string, string> = {
   'recovery_code.used': 'Recovery code used',
   'login.mfa_required': 'Password accepted; second step asked for',
   'login.mfa_failed': 'Wrong second-step code',
+  'login.oauth': 'Signed in with an identity provider',
+  'identity.linked': 'Identity provider connected',
+  'identity.unlinked': 'Identity provider disconnected',
 };
 
 /** An activity event as a sentence fragment; operators' events keep their code. */

@@ -121,8 +121,8 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     response: {
       success: true,
       sessions: [
-        { id: '9f3c2b1a-7d6e-4f5a-8b9c-0d1e2f3a4b5c', created_at: CREATED_AT, last_used_at: '2026-11-23T12:41:07.000Z', ip: '203.0.113.7', user_agent: 'Mozilla/5.0 (X11; Linux x86_64)', current: true },
-        { id: '2a4c6e8f-1b3d-4e5f-9a7c-8e6d4c2b0a19', created_at: '2026-11-20T08:15:00.000Z', last_used_at: null, ip: null, user_agent: null, current: false },
+        { id: '9f3c2b1a-7d6e-4f5a-8b9c-0d1e2f3a4b5c', created_at: CREATED_AT, last_used_at: '2026-11-23T12:41:07.000Z', ip: '203.0.113.7', user_agent: 'Mozilla/5.0 (X11; Linux x86_64)', via: 'password', current: true },
+        { id: '2a4c6e8f-1b3d-4e5f-9a7c-8e6d4c2b0a19', created_at: '2026-11-20T08:15:00.000Z', last_used_at: null, ip: null, user_agent: null, via: 'google', current: false },
       ],
     },
   },
@@ -167,6 +167,19 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   },
   'auth-addPasskey': { request: { name: 'Work laptop', response: ATTESTATION }, response: { success: true, passkey: PASSKEY, recovery_codes: RECOVERY_CODES } },
   'auth-removePasskey': { request: { password: 'correct horse battery staple', code: '287082' }, response: SUCCESS },
+  'auth-oauthProviders': {
+    response: {
+      success: true,
+      providers: [
+        { name: 'google', label: 'Google', start_url: 'https://gatehouse.example/api/v1/auth/oauth/google/start' },
+        { name: 'github', label: 'GitHub', start_url: 'https://gatehouse.example/api/v1/auth/oauth/github/start' },
+      ],
+    },
+  },
+  'auth-identities': {
+    response: { success: true, identities: [{ provider: 'google', label: 'Google', email: 'ada@example.com', linked_at: CREATED_AT }], has_password: true },
+  },
+  'auth-unlinkIdentity': { request: { password: 'correct horse battery staple' }, response: SUCCESS },
   'auth-listActivity': {
     response: {
       success: true,

@@ -4,6 +4,7 @@ import type { Deps } from '../../../server/src/index.ts';
 import { pageAssets, type Asset } from '../pages/assets.ts';
 import { mountAccountPages } from './pages/account.tsx';
 import { createPageKit } from './pages/kit.tsx';
+import { mountOAuthRoutes } from './pages/oauth.tsx';
 import { mountPublicPages } from './pages/public.tsx';
 import { mountTokenPages } from './pages/token-links.tsx';
 
@@ -39,4 +40,5 @@ export function mountPages(router: Router, deps: Deps): void {
   mountPublicPages(router, kit);
   mountTokenPages(router, kit);
   mountAccountPages(router, kit);
+  mountOAuthRoutes(router, kit);
 }

@@ -82,6 +82,12 @@ export const ERRORS = {
     message: 'Your account must turn on a second factor before it can do this.',
     meaning: 'The account has a role listed in `MFA_REQUIRED_ROLES` and no second factor yet: only `/me`, `/mfa*`, `/logout` and `/sessions*` answer until it has one.',
   },
+  REAUTH_REQUIRED: {
+    status: 403,
+    trpc: 'FORBIDDEN',
+    message: 'Sign in again with your identity provider first: your account has no password to confirm this with.',
+    meaning: 'A change that asks for the current password, by an account without one, needs a sign-in through one of its identity providers in the last 10 minutes by the same session. `reauth_url` starts one and comes back to the account page.',
+  },
   NOT_FOUND: {
     status: 404,
     trpc: 'NOT_FOUND',
@@ -173,10 +179,11 @@ export function codeForStatus(status: number): ErrorCode {
 
 /**
  * Fields an error body carries beside code and message, for the caller to act on: the
- * `mfa_token` and `methods` of MFA_REQUIRED, the `methods` of STEP_UP_REQUIRED. Never a
+ * `mfa_token` and `methods` of MFA_REQUIRED, the `methods` of STEP_UP_REQUIRED, the
+ * `reauth_url` of REAUTH_REQUIRED. Never a
  * secret of the server's, and never on a 5xx.
  */
-export type ErrorDetails = { mfa_token?: string; methods?: string[] };
+export type ErrorDetails = { mfa_token?: string; methods?: string[]; reauth_url?: string };
 
 export type ErrorExtra = { issues?: ErrorIssue[]; retryAfterSeconds?: number; details?: ErrorDetails };
 

@@ -11,6 +11,7 @@ import * as operatorSurface from './0006-operator-surface.ts';
 import * as dataKeyCheck from './0007-data-key-check.ts';
 import * as webhookSecretNotify from './0008-webhook-secret-notify.ts';
 import * as secondFactor from './0009-second-factor.ts';
+import * as identities from './0010-identities.ts';
 
 export type { Migration, MigrationContext } from './context.ts';
 
@@ -25,6 +26,7 @@ export const MIGRATIONS = [
   { name: '0007-data-key-check', ...dataKeyCheck },
   { name: '0008-webhook-secret-notify', ...webhookSecretNotify },
   { name: '0009-second-factor', ...secondFactor },
+  { name: '0010-identities', ...identities },
 ];
 
 const MIGRATION_NAMES = MIGRATIONS.map((migration) => migration.name);

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { CODE_LABEL } from '../../pages/second-factor.tsx';
 import type { AccountPages } from './account-page.tsx';
-import { stepUpProof } from './form-proofs.ts';
+import { currentPassword, stepUpProof } from './form-proofs.ts';
 import type { PageKit } from './kit.tsx';
 import { formRefusal, PROOF_TEXTS } from './refusals.ts';
 
@@ -11,7 +11,7 @@ const EMAIL_LABELS = { new_email: 'New e-mail address', password: 'Password', co
 function mountPasswordChange(router: Router, kit: PageKit, pages: AccountPages): void {
   kit.post(router, '/account/password', async (ctx, form) => {
     try {
-      await kit.call(ctx).auth.changePassword({ current_password: form.text('current_password'), new_password: form.text('new_password'), ...stepUpProof(form) });
+      await kit.call(ctx).auth.changePassword({ current_password: currentPassword(form, 'current_password'), new_password: form.text('new_password'), ...stepUpProof(form) });
       kit.redirect(ctx, '/account?done=password');
     } catch (error) {
       if (pages.signedOut(ctx, error)) return;
@@ -24,7 +24,7 @@ function mountPasswordChange(router: Router, kit: PageKit, pages: AccountPages):
 function mountEmailChange(router: Router, kit: PageKit, pages: AccountPages): void {
   kit.post(router, '/account/email', async (ctx, form) => {
     try {
-      await kit.call(ctx).auth.changeEmail({ new_email: form.text('new_email'), password: form.text('password'), ...stepUpProof(form) });
+      await kit.call(ctx).auth.changeEmail({ new_email: form.text('new_email'), password: currentPassword(form), ...stepUpProof(form) });
       kit.redirect(ctx, '/account?done=email');
     } catch (error) {
       if (pages.signedOut(ctx, error)) return;

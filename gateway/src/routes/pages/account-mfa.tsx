@@ -7,7 +7,7 @@ import type { Notice } from '../../pages/components.tsx';
 import { CODE_LABEL } from '../../pages/second-factor.tsx';
 import type { AccountPages } from './account-page.tsx';
 import type { FormFields } from './form-body.ts';
-import { passkeyAnswer, stepUpProof, type PasskeyAttestation } from './form-proofs.ts';
+import { currentPassword, passkeyAnswer, stepUpProof, type PasskeyAttestation } from './form-proofs.ts';
 import type { PageKit } from './kit.tsx';
 import { formRefusal, PROOF_TEXTS, type FieldLabels } from './refusals.ts';
 
@@ -70,7 +70,7 @@ async function showRefusal(ctx: KoaContext, pages: AccountPages, error: unknown,
 function mountTotp(router: Router, kit: PageKit, pages: AccountPages): void {
   kit.post(router, '/account/mfa/totp/setup', async (ctx, form) => {
     try {
-      const setup = await kit.call(ctx).auth.setupTotp({ password: form.text('password'), ...stepUpProof(form) });
+      const setup = await kit.call(ctx).auth.setupTotp({ password: currentPassword(form), ...stepUpProof(form) });
       await pages.show(ctx, 200, { mfaStage: await totpSetupStage(setup.secret, setup.otpauth_url) });
     } catch (error) {
       const texts = { INVALID_CREDENTIALS: WRONG_PASSWORD, CONFLICT: 'The authenticator app is already on.', ...PROOF_TEXTS };
@@ -91,7 +91,7 @@ function mountTotp(router: Router, kit: PageKit, pages: AccountPages): void {
   });
   kit.post(router, '/account/mfa/totp/disable', async (ctx, form) => {
     try {
-      await kit.call(ctx).auth.disableTotp({ password: form.text('password'), code: form.text('code') });
+      await kit.call(ctx).auth.disableTotp({ password: currentPassword(form), code: form.text('code') });
       kit.redirect(ctx, '/account?done=totp-off#mfa');
     } catch (error) {
       const texts = { INVALID_CREDENTIALS: WRONG_PASSWORD, CONFLICT: 'The authenticator app is already off.', INVALID_CODE: PROOF_TEXTS.INVALID_CODE };
@@ -103,7 +103,7 @@ function mountTotp(router: Router, kit: PageKit, pages: AccountPages): void {
 function mountRecoveryCodes(router: Router, kit: PageKit, pages: AccountPages): void {
   kit.post(router, '/account/mfa/recovery-codes', async (ctx, form) => {
     try {
-      const { recovery_codes: codes } = await kit.call(ctx).auth.regenerateRecoveryCodes({ password: form.text('password'), ...stepUpProof(form) });
+      const { recovery_codes: codes } = await kit.call(ctx).auth.regenerateRecoveryCodes({ password: currentPassword(form), ...stepUpProof(form) });
       await pages.show(ctx, 200, { mfaStage: { kind: 'recovery-codes', codes, done: 'New recovery codes are made: the older ones no longer work.' } });
     } catch (error) {
       const texts = { INVALID_CREDENTIALS: WRONG_PASSWORD, CONFLICT: 'Recovery codes come with a second factor: turn one on first.', ...PROOF_TEXTS };
@@ -117,7 +117,7 @@ const NO_PASSKEY_MADE: Notice = { tone: 'error', text: 'No passkey was made: thi
 function mountPasskeys(router: Router, kit: PageKit, pages: AccountPages): void {
   kit.post(router, '/account/mfa/passkeys/options', async (ctx, form) => {
     try {
-      const { options } = await kit.call(ctx).auth.passkeyOptions({ password: form.text('password'), ...stepUpProof(form) });
+      const { options } = await kit.call(ctx).auth.passkeyOptions({ password: currentPassword(form), ...stepUpProof(form) });
       await pages.show(ctx, 200, { mfaStage: { kind: 'passkey-finish', options: JSON.stringify(options) } });
     } catch (error) {
       await showRefusal(ctx, pages, error, form, { name: 'passkeys', labels: PROOF_LABELS, texts: { INVALID_CREDENTIALS: WRONG_PASSWORD, ...PROOF_TEXTS } });
@@ -139,7 +139,7 @@ function mountPasskeys(router: Router, kit: PageKit, pages: AccountPages): void 
   kit.post(router, '/account/mfa/passkeys/remove', async (ctx, form) => {
     const id = form.text('passkey_id');
     try {
-      await kit.call(ctx).auth.removePasskey({ id, password: form.text('password'), ...stepUpProof(form) });
+      await kit.call(ctx).auth.removePasskey({ id, password: currentPassword(form), ...stepUpProof(form) });
       kit.redirect(ctx, '/account?done=passkey-removed#mfa');
     } catch (error) {
       const texts = { INVALID_CREDENTIALS: WRONG_PASSWORD, NOT_FOUND: 'That passkey was already removed.', ...PROOF_TEXTS };

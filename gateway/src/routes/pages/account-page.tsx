@@ -36,12 +36,14 @@ export function createAccountPages(kit: PageKit): AccountPages {
   };
   async function load(ctx: KoaContext): Promise<AccountData> {
     const caller = kit.call(ctx);
-    const [me, sessions, activity, pending, mfa] = await Promise.all([
+    const [me, sessions, activity, pending, mfa, identities, providers] = await Promise.all([
       caller.auth.me(),
       caller.auth.listSessions(),
       untilMfaSetUp(caller.auth.listActivity()),
       untilMfaSetUp(caller.auth.pendingEmailChange()),
       caller.auth.mfaStatus(),
+      untilMfaSetUp(caller.auth.identities()),
+      caller.auth.oauthProviders(),
     ]);
     return {
       user: me.user,
@@ -50,6 +52,8 @@ export function createAccountPages(kit: PageKit): AccountPages {
       pendingEmail: pending?.pending ?? null,
       mfa,
       mfaSetupRequired: !activity || !pending,
+      identities,
+      providers: providers.providers,
     };
   }
   return {

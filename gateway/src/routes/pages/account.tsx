@@ -3,11 +3,13 @@ import type { Context as KoaContext } from 'koa';
 import type { Notice } from '../../pages/components.tsx';
 import { DonePage } from '../../pages/public-views.tsx';
 import { mountAccountForms } from './account-forms.tsx';
+import { mountIdentityForms } from './account-identities.tsx';
+import { takeOAuthNotice } from './oauth.tsx';
 import { mountMfaForms, MFA_DONE_NOTICES } from './account-mfa.tsx';
 import { createAccountPages, type AccountPages } from './account-page.tsx';
 import type { PageKit } from './kit.tsx';
 import { CODE_LABEL } from '../../pages/second-factor.tsx';
-import { stepUpProof } from './form-proofs.ts';
+import { currentPassword, stepUpProof } from './form-proofs.ts';
 import { formRefusal, PROOF_TEXTS } from './refusals.ts';
 
 /** What the account page says after a change it redirected from (`?done=…`): a fixed list, never echoed text. */
@@ -17,6 +19,8 @@ const DONE_NOTICES: Record<string, Notice> = {
   'email-cancelled': { tone: 'success', text: 'The e-mail change is cancelled: its link no longer works, and your address stays as it is.' },
   session: { tone: 'success', text: 'That session is signed out.' },
   others: { tone: 'success', text: 'Every other session is signed out.' },
+  'identity-unlinked': { tone: 'success', text: 'The provider is disconnected: it no longer signs you in.' },
+  'password-link': { tone: 'success', text: 'Check your inbox: we sent you a link to set a password.' },
 };
 
 const GRACE_WORDS: Record<number, string> = { 0: 'The previous key stopped working.', 3600: 'The previous key keeps working for an hour.', 86400: 'The previous key keeps working for 24 hours.' };
@@ -52,7 +56,7 @@ function mountApiKey(router: Router, kit: PageKit, pages: AccountPages): void {
 function mountDelete(router: Router, kit: PageKit, pages: AccountPages): void {
   kit.post(router, '/account/delete', async (ctx, form) => {
     try {
-      await kit.call(ctx).auth.deleteAccount({ password: form.text('password'), ...stepUpProof(form) });
+      await kit.call(ctx).auth.deleteAccount({ password: currentPassword(form), ...stepUpProof(form) });
     } catch (error) {
       if (pages.signedOut(ctx, error)) return;
       const texts = { INVALID_CREDENTIALS: 'The password is wrong. Your account was not deleted.', ...PROOF_TEXTS };
@@ -73,10 +77,13 @@ export function mountAccountPages(router: Router, kit: PageKit): void {
     const done = Object.hasOwn(DONE_NOTICES, key) ? DONE_NOTICES[key] : undefined;
     // The second factor's changes are told in its card, where their forms bring the reader back to.
     const inCard = Object.hasOwn(MFA_DONE_NOTICES, key) ? MFA_DONE_NOTICES[key] : undefined;
-    await pages.show(ctx, 200, { notice: done, refused: inCard });
+    // A connection refused (the provider's person is another account's) comes back here through /login.
+    const refusedLink = takeOAuthNotice(ctx, kit.deps.config);
+    await pages.show(ctx, 200, { notice: refusedLink ?? done, refused: inCard });
   });
   mountApiKey(router, kit, pages);
   mountDelete(router, kit, pages);
   mountAccountForms(router, kit, pages);
   mountMfaForms(router, kit, pages);
+  mountIdentityForms(router, kit, pages);
 }

@@ -33,3 +33,12 @@ export function stepUpProof(form: FormFields): { code?: string; response?: Passk
   const response = passkeyAnswer<PasskeyAssertion>(form);
   return { ...(code.trim() === '' ? {} : { code }), ...(response === undefined ? {} : { response }) };
 }
+
+/**
+ * The current password as typed, or absent when its field was left empty or not shown: an
+ * account without a password has none to give (the procedure then weighs its sign-in).
+ */
+export function currentPassword(form: FormFields, field = 'password'): string | undefined {
+  const value = form.text(field);
+  return value === '' ? undefined : value;
+}

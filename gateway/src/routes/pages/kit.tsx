@@ -45,11 +45,20 @@ export type FormHandler = (ctx: KoaContext, form: FormFields) => Promise<void> |
 export function createPageKit(deps: Deps) {
   const state = (ctx: KoaContext) => ctx.state as PageState;
 
-  /** The procedures, as REST and tRPC call them, for this request; pages use the session cookie only. */
-  function call(ctx: KoaContext) {
+  /**
+   * This request's procedure context: the cookies as credentials (pages use the session
+   * cookie only) and the request as request-info.ts saw it. What procedures ask to set (the
+   * session cookie of a sign-in) is sent with the page or the redirect.
+   */
+  function context(ctx: KoaContext): Context {
     const page = state(ctx);
     page.pageContext ??= createContextInner(deps, credentialsFromHeaders({ cookie: ctx.get('cookie') }), requestInfoOf(ctx));
-    return createCaller(page.pageContext);
+    return page.pageContext;
+  }
+
+  /** The procedures, as REST and tRPC call them, for this request. */
+  function call(ctx: KoaContext) {
+    return createCaller(context(ctx));
   }
 
   /** The session cookie as the browser will hold it after this answer. */
@@ -143,6 +152,7 @@ export function createPageKit(deps: Deps) {
 
   return {
     deps,
+    context,
     call,
     csrf,
     sessionCookie,

@@ -5,6 +5,7 @@ import { toErrorResponse } from '../../../../server/src/index.ts';
 import type { Notice } from '../../pages/components.tsx';
 import type { FormFields } from './form-body.ts';
 import type { PageKit } from './kit.tsx';
+import { takeOAuthNotice } from './oauth.tsx';
 import { safeNextPath } from './next-path.ts';
 import { formRefusal, isRefusal } from './refusals.ts';
 import { createPendingSignIns, mountSecondStep, type PendingSignIns } from './second-step.tsx';
@@ -13,10 +14,16 @@ const REGISTER_LABELS = { name: 'Name', email: 'E-mail address', password: 'Pass
 const LOGIN_LABELS = { email: 'E-mail address', password: 'Password' };
 const EMAIL_LABELS = { email: 'E-mail address' };
 
+/** "Continue with {label}" for each identity provider, coming back to `next` after. */
+async function providerLinks(ctx: KoaContext, kit: PageKit, next?: string) {
+  const { providers } = await kit.call(ctx).auth.oauthProviders();
+  return providers.map((provider) => ({ label: provider.label, href: next ? `${provider.start_url}?${new URLSearchParams({ next })}` : provider.start_url }));
+}
+
 const queryText = (ctx: KoaContext, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);
 
 function mountRegister(router: Router, kit: PageKit): void {
-  kit.get(router, '/register', (ctx) => kit.send(ctx, 200, <RegisterPage csrf={kit.csrf(ctx)} />));
+  kit.get(router, '/register', async (ctx) => kit.send(ctx, 200, <RegisterPage csrf={kit.csrf(ctx)} providers={await providerLinks(ctx, kit)} />));
   kit.post(router, '/register', async (ctx, form) => {
     const input = { name: form.text('name'), email: form.text('email'), password: form.text('password'), company: form.text('company') };
     try {
@@ -24,7 +31,7 @@ function mountRegister(router: Router, kit: PageKit): void {
       kit.send(ctx, 200, <CheckInboxPage csrf={kit.csrf(ctx)} email={input.email.trim()} text={result.message} />);
     } catch (error) {
       const refusal = formRefusal(ctx, error, form, REGISTER_LABELS);
-      kit.send(ctx, refusal.status, <RegisterPage csrf={kit.csrf(ctx)} form={refusal.form} notice={refusal.notice} />);
+      kit.send(ctx, refusal.status, <RegisterPage csrf={kit.csrf(ctx)} form={refusal.form} notice={refusal.notice} providers={await providerLinks(ctx, kit)} />);
     }
   });
 }
@@ -57,7 +64,8 @@ async function signIn(ctx: KoaContext, kit: PageKit, pendings: PendingSignIns, f
     });
     const unverifiedEmail = refusal.code === 'EMAIL_NOT_VERIFIED' ? form.text('email').trim() : undefined;
     const notice = unverifiedEmail ? undefined : refusal.notice;
-    kit.send(ctx, refusal.status, <LoginPage csrf={kit.csrf(ctx)} form={refusal.form} notice={notice} next={next} unverifiedEmail={unverifiedEmail} />);
+    const providers = await providerLinks(ctx, kit, next);
+    kit.send(ctx, refusal.status, <LoginPage csrf={kit.csrf(ctx)} form={refusal.form} notice={notice} next={next} unverifiedEmail={unverifiedEmail} providers={providers} />);
   }
 }
 
@@ -66,7 +74,6 @@ function mountLogin(router: Router, kit: PageKit): void {
   kit.get(router, '/login', async (ctx) => {
     const next = safeNextPath(queryText(ctx, 'next'));
     const key = queryText(ctx, 'notice');
-    const notice = key !== undefined && Object.hasOwn(LOGIN_NOTICES, key) ? LOGIN_NOTICES[key] : undefined;
     if (kit.sessionCookie(ctx)) {
       try {
         await kit.call(ctx).auth.me();
@@ -75,7 +82,9 @@ function mountLogin(router: Router, kit: PageKit): void {
         if (!isRefusal(error, 'UNAUTHORIZED')) throw error;
       }
     }
-    kit.send(ctx, 200, <LoginPage csrf={kit.csrf(ctx)} next={next} notice={notice} />);
+    // After the redirect of a signed-in browser: the account page tells a refused connection then.
+    const notice = takeOAuthNotice(ctx, kit.deps.config) ?? (key !== undefined && Object.hasOwn(LOGIN_NOTICES, key) ? LOGIN_NOTICES[key] : undefined);
+    kit.send(ctx, 200, <LoginPage csrf={kit.csrf(ctx)} next={next} notice={notice} providers={await providerLinks(ctx, kit, next)} />);
   });
   kit.post(router, '/login', (ctx, form) => signIn(ctx, kit, pendings, form));
   mountSecondStep(router, kit, pendings);

@@ -14,7 +14,7 @@ import { deleteAccountRow } from './accounts.repo.ts';
  * kept as ignored. The activity log keeps the deletion, without the account. The address
  * may register again at once.
  */
-export async function deleteAccount(deps: Deps, auth: AuthContext, input: { password: string } & Proof, request: RequestInfo) {
+export async function deleteAccount(deps: Deps, auth: AuthContext, input: { password?: string } & Proof, request: RequestInfo) {
   await confirmPassword(deps, auth, input.password, request);
   await requireStepUp(deps, auth, input, request);
   const { account } = auth;

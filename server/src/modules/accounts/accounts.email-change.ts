@@ -21,7 +21,7 @@ const REQUESTED_MESSAGE = 'Check the new address: we sent it a link to confirm t
  * a token is made all the same (never mailed, so never used), so that the change shows as
  * pending on the account page whichever way it went.
  */
-export async function changeEmail(deps: Deps, auth: AuthContext, input: { new_email: string; password: string } & Proof, request: RequestInfo) {
+export async function changeEmail(deps: Deps, auth: AuthContext, input: { new_email: string; password?: string } & Proof, request: RequestInfo) {
   await confirmPassword(deps, auth, input.password, request);
   await requireStepUp(deps, auth, input, request);
   refuseIfLimited(await deps.rateLimiter.hit([{ rule: ACCOUNT_RATE_RULES.emailChangesPerAccount, key: String(auth.account.id) }]));

@@ -1,14 +1,15 @@
 import { DataTypes } from 'sequelize';
 import { declareTable, notNull, nullable, primaryKey } from '../../lib/model.ts';
 
-// The accounts module's tables, accounts and email_tokens, as migrations 0001 and 0005 left
-// them. Every statement on them is in accounts.repo.ts.
+// The accounts module's tables, accounts and email_tokens, as migrations 0001, 0005 and 0010
+// left them. Every statement on them is in accounts.repo.ts.
 
 /** A row of `accounts`, as pg returns it. */
 export type AccountRecord = {
   id: number;
   email: string;
-  password_hash: string;
+  /** Null for an account made through an identity provider that has not set a password. */
+  password_hash: string | null;
   name: string;
   company: string | null;
   plan: string;
@@ -25,7 +26,7 @@ export type AccountRecord = {
 export const accountsTable = declareTable<AccountRecord>('accounts', {
   id: primaryKey(DataTypes.INTEGER, { autoIncrement: true }),
   email: notNull(DataTypes.TEXT, { unique: true }),
-  password_hash: notNull(DataTypes.TEXT),
+  password_hash: nullable(DataTypes.TEXT),
   name: notNull(DataTypes.TEXT),
   company: nullable(DataTypes.TEXT),
   plan: notNull(DataTypes.TEXT, { defaultValue: 'free' }),

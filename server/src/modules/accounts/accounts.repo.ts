@@ -29,7 +29,7 @@ export async function accountByPreviousApiKeyHash(db: Queryable, hashes: Buffer[
   return previous;
 }
 
-/** An account with the hash a password sign-in checks. */
+/** An account with the hash a password sign-in checks; null for an account made through an identity provider. */
 export async function accountForLogin(db: Queryable, email: string): Promise<(AccountRow & Pick<AccountRecord, 'password_hash'>) | undefined> {
   const [account] = await db.query<AccountRow & Pick<AccountRecord, 'password_hash'>>(
     { name: 'auth_login_account', text: `SELECT ${ACCOUNT_COLUMNS}, a.password_hash FROM accounts a WHERE a.email = $1` },
@@ -82,16 +82,37 @@ export async function nextAccountId(tx: Queryable): Promise<number> {
   return id;
 }
 
-type NewAccount = Pick<AccountRecord, 'id' | 'email' | 'password_hash' | 'name' | 'company' | 'api_key_hash' | 'api_key_sealed' | 'created_at'>;
+type NewAccount = Pick<AccountRecord, 'id' | 'email' | 'password_hash' | 'name' | 'company' | 'email_verified' | 'api_key_hash' | 'api_key_sealed' | 'created_at'>;
 
-/** Inserts the account unless its address is taken; returns its id when it was inserted. */
+/**
+ * Inserts the account unless its address is taken; returns its id when it was inserted. A
+ * registration's is unverified and has a password; one made through an identity provider is
+ * verified and has none.
+ */
 export async function insertAccount(tx: Queryable, account: NewAccount): Promise<number | undefined> {
   const [created] = await tx.query<{ id: number }>(
-    `INSERT INTO accounts (id, email, password_hash, name, company, api_key_hash, api_key_sealed, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (email) DO NOTHING RETURNING id`,
-    [account.id, account.email, account.password_hash, account.name, account.company, account.api_key_hash, account.api_key_sealed, account.created_at],
+    `INSERT INTO accounts (id, email, password_hash, name, company, email_verified, api_key_hash, api_key_sealed, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) ON CONFLICT (email) DO NOTHING RETURNING id`,
+    [account.id, account.email, account.password_hash, account.name, account.company, account.email_verified, account.api_key_hash, account.api_key_sealed, account.created_at],
   );
   return created?.id;
+}
+
+/** The account of this address, its row locked for the caller's transaction (a sign-in through an identity provider). */
+export async function lockAccountRowByEmail(tx: Queryable, email: string): Promise<AccountRow | undefined> {
+  const [account] = await tx.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.email = $1 FOR UPDATE`, [email]);
+  return account;
+}
+
+/** Whether the account has a password, its row locked for the caller's transaction; undefined when there is no such account. */
+export async function lockAccountPassword(tx: Queryable, accountId: number): Promise<boolean | undefined> {
+  const [row] = await tx.query<{ has_password: boolean }>('SELECT password_hash IS NOT NULL AS has_password FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+  return row?.has_password;
+}
+
+/** The password goes and the address counts as verified (an identity provider trusted for e-mail proved it). */
+export async function clearPasswordAndVerify(tx: Queryable, accountId: number, now: Date): Promise<void> {
+  await tx.query('UPDATE accounts SET password_hash = NULL, email_verified = true, updated_at = $2 WHERE id = $1', [accountId, now]);
 }
 
 /** Marks the address verified, and takes on the registration a token carried; false when it already was. */
@@ -125,8 +146,9 @@ export async function deleteAccountRow(tx: Queryable, accountId: number): Promis
   await tx.query('DELETE FROM accounts WHERE id = $1', [accountId]);
 }
 
-export async function passwordHashOf(db: Queryable, accountId: number): Promise<string | undefined> {
-  const [row] = await db.query<{ password_hash: string }>('SELECT password_hash FROM accounts WHERE id = $1', [accountId]);
+/** The account's password hash; null when it has no password, undefined when there is no such account. */
+export async function passwordHashOf(db: Queryable, accountId: number): Promise<AccountRecord['password_hash'] | undefined> {
+  const [row] = await db.query<Pick<AccountRecord, 'password_hash'>>('SELECT password_hash FROM accounts WHERE id = $1', [accountId]);
   return row?.password_hash;
 }
 

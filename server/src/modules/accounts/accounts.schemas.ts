@@ -23,7 +23,7 @@ export const registerOutput = messageOutput.extend({ requires_verification: z.li
 export const meOutput = z.object({ success: z.literal(true), user: userSchema });
 
 // The account lifecycle (docs/API.md, Account lifecycle).
-export const changeEmailInput = strictInput({ new_email: emailSchema, password: currentPasswordSchema, ...stepUpProof });
+export const changeEmailInput = strictInput({ new_email: emailSchema, password: currentPasswordSchema.optional(), ...stepUpProof });
 export const confirmEmailChangeInput = strictInput({ token: tokenSchema });
 export const pendingEmailChangeOutput = z.object({
   success: z.literal(true),
@@ -32,6 +32,6 @@ export const pendingEmailChangeOutput = z.object({
     .nullable()
     .describe('The change waiting for its confirmation link, or null'),
 });
-export const deleteAccountInput = strictInput({ password: currentPasswordSchema, ...stepUpProof });
+export const deleteAccountInput = strictInput({ password: currentPasswordSchema.optional(), ...stepUpProof });
 
 export type RegisterInput = z.infer<typeof registerInput>;

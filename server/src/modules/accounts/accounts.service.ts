@@ -34,6 +34,7 @@ async function createAccount(deps: Deps, tx: Queryable, email: string, registrat
     password_hash: registration.passwordHash,
     name: registration.name,
     company: registration.company,
+    email_verified: false,
     api_key_hash: apiKeyHash(deps, apiKey),
     api_key_sealed: deps.secretBox.seal(apiKey, apiKeyPlace(id)),
     created_at: deps.clock.now(),

@@ -3,6 +3,7 @@
 // so that no other module writes SQL on them. Nothing here may import deps.ts or the trpc/
 // context: sessions/ (which deps.ts builds on) names AccountRow. The procedures
 // (accounts.router.ts) are merged into auth.* by server/src/router.ts.
+export { claimUnverifiedAccount, createProviderAccount } from './accounts.from-provider.ts';
 export { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
 export { ACCOUNT_COLUMNS, accountsTable, emailTokensTable, type AccountRecord, type AccountRow } from './accounts.model.ts';
 export { toAccountSummary, toUser, userSchema, type User } from './accounts.profile.ts';
@@ -16,6 +17,8 @@ export {
   accountRowByEmail,
   dropPreviousApiKeysUntil,
   lockAccount,
+  lockAccountPassword,
+  lockAccountRowByEmail,
   passwordHashOf,
   replaceApiKey,
   setPasswordHash,

@@ -32,6 +32,10 @@ export const AUDIT_EVENTS = [
   'recovery_code.used',
   'login.mfa_required',
   'login.mfa_failed',
+  // Identity providers (modules/identities).
+  'login.oauth',
+  'identity.linked',
+  'identity.unlinked',
   // Operators' actions (server/src/admin), each in the acting admin's log (the CLI's without an account).
   'admin.inbox_read',
   'admin.delivery_read',

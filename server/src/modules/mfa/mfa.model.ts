@@ -65,6 +65,8 @@ export type ChallengeRecord = {
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
+  /** An mfa_token's: how the sign-in's first step was made (`password`, or a provider's name); migration 0010. */
+  via: string | null;
 };
 
 export const mfaChallengesTable = declareTable<ChallengeRecord>('mfa_challenges', {
@@ -76,6 +78,7 @@ export const mfaChallengesTable = declareTable<ChallengeRecord>('mfa_challenges'
   created_at: notNull(DataTypes.DATE),
   expires_at: notNull(DataTypes.DATE),
   used_at: nullable(DataTypes.DATE),
+  via: nullable(DataTypes.TEXT),
 });
 
 /** A row of `mfa_step_ups`: a session that proved its second factor, until when. */

@@ -28,7 +28,7 @@ function userHandleFor(deps: Deps, accountId: number, existing: repo.PasskeyRow[
  * the account has a factor already, step-up. The challenge is kept (as its hash) for five
  * minutes and serves once.
  */
-export async function passkeyOptions(deps: Deps, auth: AuthContext, input: { password: string } & Proof, request: RequestInfo) {
+export async function passkeyOptions(deps: Deps, auth: AuthContext, input: { password?: string } & Proof, request: RequestInfo) {
   await confirmPassword(deps, auth, input.password, request);
   await requireStepUp(deps, auth, input, request);
   const existing = await repo.passkeysOf(deps.db, auth.account.id);
@@ -81,7 +81,7 @@ export async function addPasskey(deps: Deps, auth: AuthContext, input: { name?: 
 }
 
 /** Needs the password and step-up. The account's recovery codes go if no factor is left. */
-export async function removePasskey(deps: Deps, auth: AuthContext, input: { id: string; password: string } & Proof, request: RequestInfo) {
+export async function removePasskey(deps: Deps, auth: AuthContext, input: { id: string; password?: string } & Proof, request: RequestInfo) {
   await confirmPassword(deps, auth, input.password, request);
   await requireStepUp(deps, auth, input, request);
   const notice = await deps.db.transaction(async (tx) => {

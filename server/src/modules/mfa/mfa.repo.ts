@@ -12,7 +12,7 @@ export type PasskeyRow = PasskeyRecord;
 
 export type { ChallengeKind };
 
-export type ChallengeRow = Pick<ChallengeRecord, 'id' | 'account_id' | 'failures'>;
+export type ChallengeRow = Pick<ChallengeRecord, 'id' | 'account_id' | 'failures' | 'via'>;
 
 /** Which factors an account has: an enabled authenticator, how many passkeys, how many unused recovery codes. */
 export async function factorsOf(db: Queryable, accountId: number): Promise<{ totp: boolean; passkeys: number; recoveryCodes: number }> {
@@ -136,18 +136,18 @@ export async function userHandleOf(db: Queryable, accountId: number): Promise<st
 
 // --- challenges: mfa tokens and WebAuthn challenges ---
 
-export async function insertChallenge(db: Queryable, clock: Clock, kind: ChallengeKind, hash: Buffer, accountId: number | null, ttlMs: number): Promise<void> {
+export async function insertChallenge(db: Queryable, clock: Clock, kind: ChallengeKind, hash: Buffer, accountId: number | null, ttlMs: number, via?: string): Promise<void> {
   const now = clock.now();
   await db.query(
-    'INSERT INTO mfa_challenges (kind, token_hash, account_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
-    [kind, hash, accountId, now, new Date(now.getTime() + ttlMs)],
+    'INSERT INTO mfa_challenges (kind, token_hash, account_id, created_at, expires_at, via) VALUES ($1, $2, $3, $4, $5, $6)',
+    [kind, hash, accountId, now, new Date(now.getTime() + ttlMs), via ?? null],
   );
 }
 
 /** A live challenge of this kind, not used, not expired, under `maxFailures` failures; locked when `lock`. */
 export async function liveChallenge(db: Queryable, clock: Clock, kind: ChallengeKind, hash: Buffer, options: { maxFailures?: number; lock?: boolean } = {}): Promise<ChallengeRow | undefined> {
   const [row] = await db.query<ChallengeRow>(
-    `SELECT id, account_id, failures FROM mfa_challenges
+    `SELECT id, account_id, failures, via FROM mfa_challenges
      WHERE token_hash = $1 AND kind = $2 AND used_at IS NULL AND expires_at > $3 AND failures < $4${options.lock ? ' FOR UPDATE' : ''}`,
     [hash, kind, clock.now(), options.maxFailures ?? 1],
   );

@@ -53,7 +53,8 @@ export const stepUpProof = {
   response: authenticationResponseSchema.optional().describe('Or a passkey answer to options from POST /login/passkey/options'),
 };
 
-const password = z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters');
+// Optional: an account made through an identity provider has none (passwords.check.ts says what stands in).
+const password = z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters').optional();
 
 export const setupTotpInput = strictInput({ password, ...stepUpProof });
 export const enableTotpInput = strictInput({ code: codeSchema });

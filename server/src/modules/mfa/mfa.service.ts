@@ -53,7 +53,7 @@ export async function dropCodesIfNoFactor(tx: Queryable, accountId: number): Pro
  * and, for an account that has a factor already, step-up. One that waited is replaced; one
  * that is on is a 409: turn it off first.
  */
-export async function setupTotp(deps: Deps, auth: AuthContext, input: { password: string } & Proof, request: RequestInfo) {
+export async function setupTotp(deps: Deps, auth: AuthContext, input: { password?: string } & Proof, request: RequestInfo) {
   const conflict = new AppError('CONFLICT', 'An authenticator app is already on: turn it off before setting up another.');
   await confirmPassword(deps, auth, input.password, request);
   // Said before step-up, so that a code is not spent on a change that cannot happen.
@@ -88,7 +88,7 @@ export async function enableTotp(deps: Deps, auth: AuthContext, input: { code: s
 }
 
 /** Needs the password and a code (from the app, or a recovery code). The account's recovery codes go if no factor is left. */
-export async function disableTotp(deps: Deps, auth: AuthContext, input: { password: string; code: string }, request: RequestInfo) {
+export async function disableTotp(deps: Deps, auth: AuthContext, input: { password?: string; code: string }, request: RequestInfo) {
   await confirmPassword(deps, auth, input.password, request);
   const totp = await repo.totpOf(deps.db, auth.account.id);
   if (!totp?.enabled_at) throw new AppError('CONFLICT', 'No authenticator app is on.');
@@ -103,7 +103,7 @@ export async function disableTotp(deps: Deps, auth: AuthContext, input: { passwo
 }
 
 /** Needs the password and a proof of the factor; every older code stops working. */
-export async function regenerateRecoveryCodes(deps: Deps, auth: AuthContext, input: { password: string } & Proof, request: RequestInfo) {
+export async function regenerateRecoveryCodes(deps: Deps, auth: AuthContext, input: { password?: string } & Proof, request: RequestInfo) {
   await confirmPassword(deps, auth, input.password, request);
   const factors = await repo.factorsOf(deps.db, auth.account.id);
   if (!factors.totp && factors.passkeys === 0) throw new AppError('CONFLICT', 'Recovery codes go with a second factor: turn one on first.');

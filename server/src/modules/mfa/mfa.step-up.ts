@@ -55,24 +55,28 @@ export async function requireStepUp(deps: Deps, auth: AuthContext, proof: Proof,
 /**
  * A password sign-in of an account with a second factor stops here: a single-use token for
  * the second step (only its hash is kept), and the ways it can be given. Undefined when the
- * account has no factor and the sign-in goes on.
+ * account has no factor and the sign-in goes on. `via`: how the first step was made (a
+ * provider's name), for the session the second step starts.
  */
-export async function startSecondStep(deps: Deps, accountId: number, request: RequestInfo): Promise<{ mfa_token: string; methods: Method[] } | undefined> {
+export async function startSecondStep(deps: Deps, accountId: number, request: RequestInfo, via = 'password'): Promise<{ mfa_token: string; methods: Method[] } | undefined> {
   const methods = await methodsOf(deps.db, accountId);
   if (!methods.length) return undefined;
   const token = randomToken(32);
   await deps.db.transaction(async (tx) => {
-    await repo.insertChallenge(tx, deps.clock, 'mfa_token', sha256(token), accountId, MFA_TOKEN_TTL_MS);
+    await repo.insertChallenge(tx, deps.clock, 'mfa_token', sha256(token), accountId, MFA_TOKEN_TTL_MS, via);
     await recordEvent(tx, deps.clock, 'login.mfa_required', { accountId }, request);
   });
   return { mfa_token: token, methods };
 }
 
-/** The account a live `mfa_token` is for; 400 INVALID_TOKEN for an unknown, used, expired or exhausted one. */
-export async function secondStepAccount(deps: Deps, mfaToken: string): Promise<number> {
+/**
+ * The account a live `mfa_token` is for, and how its first step was made; 400 INVALID_TOKEN
+ * for an unknown, used, expired or exhausted one.
+ */
+export async function secondStepAccount(deps: Deps, mfaToken: string): Promise<{ accountId: number; via: string }> {
   const pending = await repo.liveChallenge(deps.db, deps.clock, 'mfa_token', sha256(mfaToken), { maxFailures: MFA_TOKEN_MAX_FAILURES });
   if (!pending?.account_id) throw new AppError('INVALID_TOKEN', 'The sign-in has expired or was already finished: sign in again.');
-  return pending.account_id;
+  return { accountId: pending.account_id, via: pending.via ?? 'password' };
 }
 
 /**

@@ -14,8 +14,8 @@ import { checkNewPassword } from './passwords.policy.ts';
  * change and reset links die too: the owner changing a password is often taking the account
  * back from someone who asked for one of them.
  */
-export async function changePassword(deps: Deps, auth: AuthContext, input: { current_password: string; new_password: string } & Proof, request: RequestInfo) {
-  await confirmPassword(deps, auth, input.current_password, request);
+export async function changePassword(deps: Deps, auth: AuthContext, input: { current_password?: string; new_password: string } & Proof, request: RequestInfo) {
+  await confirmPassword(deps, auth, input.current_password, request, 'current_password');
   await checkNewPassword(deps, input.new_password, { email: auth.account.email, name: auth.account.name, field: 'new_password' });
   await requireStepUp(deps, auth, input, request);
   const passwordHash = await deps.passwords.hash(input.new_password);

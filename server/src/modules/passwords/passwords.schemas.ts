@@ -3,4 +3,4 @@ import { stepUpProof } from '../mfa/index.ts';
 
 export const forgotPasswordInput = strictInput({ email: emailSchema });
 export const resetPasswordInput = strictInput({ token: tokenSchema, password: passwordSchema });
-export const changePasswordInput = strictInput({ current_password: currentPasswordSchema, new_password: passwordSchema, ...stepUpProof });
+export const changePasswordInput = strictInput({ current_password: currentPasswordSchema.optional(), new_password: passwordSchema, ...stepUpProof });

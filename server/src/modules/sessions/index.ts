@@ -1,5 +1,6 @@
 // The sessions module's face: who is calling (authenticate, AuthContext), ending an account's
-// sessions, and the failed-login rules that wrong passwords and codes elsewhere run down.
+// sessions, the failed-login rules that wrong passwords and codes elsewhere run down, and the
+// end of a sign-in another module began (startSession, signedIn: identities/).
 // Nothing here may import the second factor (mfa/ builds on this face): the sign-in that
 // asks for it (sessions.sign-in.ts) and the procedures (sessions.router.ts, merged into
 // auth.* by server/src/router.ts) stay behind it. deps.ts builds the cache and the touch
@@ -8,5 +9,7 @@ export { authenticate } from './sessions.credentials.ts';
 export { sessionsTable } from './sessions.model.ts';
 export { SESSION_RATE_RULES } from './sessions.limits.ts';
 export { sessionsRevokedByAdminNotice } from './sessions.mails.ts';
-export { revokeSessions, signOutEverywhere } from './sessions.service.ts';
+export { signedIn } from './sessions.cookies.ts';
+export { revokeSessions, sessionSignIn, signOutEverywhere } from './sessions.service.ts';
+export { deviceOf, startSession, type LoginResult, type SignInVia } from './sessions.start.ts';
 export type { AuthContext } from './sessions.types.ts';

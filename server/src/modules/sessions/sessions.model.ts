@@ -1,7 +1,7 @@
 import { DataTypes } from 'sequelize';
 import { declareTable, notNull, nullable, primaryKey } from '../../lib/model.ts';
 
-/** A row of `sessions` (migrations 0001 and 0005); every statement on it is in sessions.repo.ts. */
+/** A row of `sessions` (migrations 0001, 0005 and 0010); every statement on it is in sessions.repo.ts. */
 export type SessionRecord = {
   id: string;
   account_id: number;
@@ -11,6 +11,10 @@ export type SessionRecord = {
   ip: string | null;
   user_agent: string | null;
   last_used_at: Date | null;
+  /** How the session began: `password`, `passkey` or an identity provider's name. */
+  via: string;
+  /** When its person last proved who they are: the re-authentication window of an account without a password. */
+  auth_time: Date;
 };
 
 export const sessionsTable = declareTable<SessionRecord>('sessions', {
@@ -22,4 +26,6 @@ export const sessionsTable = declareTable<SessionRecord>('sessions', {
   ip: nullable(DataTypes.TEXT),
   user_agent: nullable(DataTypes.TEXT),
   last_used_at: nullable(DataTypes.DATE),
+  via: notNull(DataTypes.TEXT, { defaultValue: 'password' }),
+  auth_time: notNull(DataTypes.DATE),
 });

@@ -28,25 +28,31 @@ export async function accountOfLiveSession(db: Queryable, sessionId: string, acc
   return row;
 }
 
-type NewSession = Pick<SessionRecord, 'id' | 'account_id' | 'created_at' | 'expires_at' | 'ip' | 'user_agent'>;
+type NewSession = Pick<SessionRecord, 'id' | 'account_id' | 'created_at' | 'expires_at' | 'ip' | 'user_agent' | 'via'>;
 
-/** A new session, used at its creation. */
+/** A new session, used at its creation, and its person's proof of who they are made then (auth_time). */
 export async function insertSession(tx: Queryable, session: NewSession): Promise<void> {
   await tx.query(
     {
-      name: 'auth_create_session',
-      text: 'INSERT INTO sessions (id, account_id, created_at, expires_at, last_used_at, ip, user_agent) VALUES ($1, $2, $3, $4, $3, $5, $6)',
+      name: 'auth_create_session_via',
+      text: 'INSERT INTO sessions (id, account_id, created_at, expires_at, last_used_at, ip, user_agent, via, auth_time) VALUES ($1, $2, $3, $4, $3, $5, $6, $7, $3)',
     },
-    [session.id, session.account_id, session.created_at, session.expires_at, session.ip, session.user_agent],
+    [session.id, session.account_id, session.created_at, session.expires_at, session.ip, session.user_agent, session.via],
   );
 }
 
-export type ListedSession = Pick<SessionRecord, 'id' | 'created_at' | 'last_used_at' | 'ip' | 'user_agent'>;
+/** How a session not revoked began, and when its person last proved who they are. */
+export async function signInOfSession(db: Queryable, sessionId: string): Promise<Pick<SessionRecord, 'via' | 'auth_time'> | undefined> {
+  const [row] = await db.query<Pick<SessionRecord, 'via' | 'auth_time'>>('SELECT via, auth_time FROM sessions WHERE id = $1 AND revoked_at IS NULL', [sessionId]);
+  return row;
+}
+
+export type ListedSession = Pick<SessionRecord, 'id' | 'created_at' | 'last_used_at' | 'ip' | 'user_agent' | 'via'>;
 
 /** The account's sessions neither revoked nor expired at `now`, newest first. */
 export function liveSessions(db: Queryable, accountId: number, now: Date): Promise<ListedSession[]> {
   return db.query<ListedSession>(
-    `SELECT id, created_at, last_used_at, ip, user_agent FROM sessions
+    `SELECT id, created_at, last_used_at, ip, user_agent, via FROM sessions
      WHERE account_id = $1 AND revoked_at IS NULL AND expires_at > $2 ORDER BY created_at DESC, id`,
     [accountId, now],
   );

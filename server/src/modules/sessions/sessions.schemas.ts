@@ -17,6 +17,7 @@ const sessionSchema = z.object({
   last_used_at: z.string().nullable(),
   ip: z.string().nullable(),
   user_agent: z.string().nullable(),
+  via: z.string().describe('How the session began: `password`, `passkey`, or the name of the identity provider'),
   current: z.boolean(),
 });
 export const sessionsOutput = z.object({ success: z.literal(true), sessions: z.array(sessionSchema) });

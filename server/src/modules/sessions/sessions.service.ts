@@ -26,10 +26,20 @@ export async function listSessions(deps: Deps, auth: AuthContext) {
       last_used_at: lastUsed?.toISOString() ?? null,
       ip: row.ip,
       user_agent: row.user_agent,
+      via: row.via,
       current: row.id === auth.sessionId,
     };
   });
   return { success: true as const, sessions };
+}
+
+/**
+ * How a live session began (`password`, `passkey` or a provider's name) and when its person
+ * last proved who they are: what a change that would ask for a password weighs instead of it.
+ */
+export async function sessionSignIn(db: Queryable, sessionId: string): Promise<{ via: string; authTime: Date } | undefined> {
+  const row = await repo.signInOfSession(db, sessionId);
+  return row && { via: row.via, authTime: row.auth_time };
 }
 
 /** Ends the account's live sessions, but for `except`; returns how many. */

@@ -1,17 +1,15 @@
-import { randomUUID } from 'node:crypto';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { Credentials, RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
 import { refuseIfLimited } from '../../errors/rate-limited.ts';
 import { rateLimitSubject, type RateCheck, type RateDecision } from '../../lib/rate-limiter.ts';
-import { accountById, accountForLogin, toUser, type AccountRow, type User } from '../accounts/index.ts';
-import { recordEvent, userAgentOf } from '../activity/index.ts';
-import { apiKeyPlace } from '../keys/index.ts';
+import { accountById, accountForLogin } from '../accounts/index.ts';
+import { recordEvent } from '../activity/index.ts';
 import { finishSecondStep, proveWithPasskey, secondStepAccount, startSecondStep, type Proof } from '../mfa/index.ts';
-import { issueDeviceToken, readDeviceToken, type Device } from './sessions.devices.ts';
+import type { Device } from './sessions.devices.ts';
 import { SESSION_RATE_RULES } from './sessions.limits.ts';
-import { insertSession } from './sessions.repo.ts';
+import { deviceOf, startSession, type LoginResult } from './sessions.start.ts';
 
 /**
  * Counts this attempt before its password is checked, so concurrent guesses cannot get more
@@ -49,8 +47,6 @@ function refuseLoginIfLimited(deps: Deps, decision: RateDecision, outcome: 'rate
   refuseIfLimited(decision);
 }
 
-export type LoginResult = { token: string; user: User; deviceToken: string | undefined };
-
 /**
  * Unknown e-mail and wrong password look the same: same body, same argon2 work (a dummy
  * hash), the attempt counts against the address and is logged either way, so lockouts
@@ -62,7 +58,8 @@ export async function login(deps: Deps, input: { email: string; password: string
   const account = await accountForLogin(deps.db, input.email);
   const device = deviceOf(deps, credentials, account?.id);
   const reservation = await reserveAttempt(deps, input.email, request, device);
-  const matched = account ? await deps.passwords.verify(account.password_hash, input.password) : await deps.passwords.verifyDummy(input.password);
+  // An account made through a provider has no password: no password matches it.
+  const matched = account?.password_hash ? await deps.passwords.verify(account.password_hash, input.password) : await deps.passwords.verifyDummy(input.password);
   if (!account || !matched) {
     deps.metrics.countLogin('failed');
     await recordEvent(deps.db, deps.clock, 'login.failed', { email: input.email }, request);
@@ -87,7 +84,7 @@ export async function login(deps: Deps, input: { email: string; password: string
  * client and account), so wrong codes run down the same failed-login cap.
  */
 export async function loginSecondStep(deps: Deps, input: { mfa_token: string } & Proof, request: RequestInfo, credentials: Credentials): Promise<LoginResult> {
-  const accountId = await secondStepAccount(deps, input.mfa_token);
+  const { accountId, via } = await secondStepAccount(deps, input.mfa_token);
   const account = await accountById(deps.db, accountId);
   if (!account) throw new AppError('INVALID_TOKEN');
   const device = deviceOf(deps, credentials, account.id);
@@ -99,7 +96,7 @@ export async function loginSecondStep(deps: Deps, input: { mfa_token: string } &
     throw error;
   }
   await deps.rateLimiter.refund(reservation);
-  return startSession(deps, account, request, device);
+  return startSession(deps, account, request, device, via);
 }
 
 /**
@@ -115,25 +112,5 @@ export async function loginWithPasskey(deps: Deps, input: { response: Authentica
     deps.metrics.countLogin('failed');
     throw new AppError('INVALID_CREDENTIALS', 'The passkey could not be verified.');
   }
-  return startSession(deps, account, request, deviceOf(deps, credentials, account.id));
-}
-
-/** The device cookie, when it is one this account gave out. */
-function deviceOf(deps: Deps, credentials: Credentials, accountId: number | undefined): Device | undefined {
-  const presented = readDeviceToken(deps.deviceKeys, credentials.device);
-  return accountId !== undefined && presented?.accountId === accountId ? presented : undefined;
-}
-
-/** A new session for a sign-in that is complete, in the activity log, with a device cookie for a new device. */
-async function startSession(deps: Deps, account: AccountRow, request: RequestInfo, device: Device | undefined): Promise<LoginResult> {
-  const sessionId = randomUUID();
-  const { token, expiresAt } = await deps.jwt.sign({ accountId: account.id, sessionId });
-  await deps.db.transaction(async (tx) => {
-    const now = deps.clock.now();
-    await insertSession(tx, { id: sessionId, account_id: account.id, created_at: now, expires_at: expiresAt, ip: request.ip || null, user_agent: userAgentOf(request) });
-    await recordEvent(tx, deps.clock, 'login.succeeded', { accountId: account.id }, request);
-  });
-  const user = toUser(account, deps.secretBox.open(account.api_key_sealed, apiKeyPlace(account.id)));
-  deps.metrics.countLogin('succeeded');
-  return { token, user, deviceToken: device ? undefined : issueDeviceToken(deps.deviceKeys, account.id) };
+  return startSession(deps, account, request, deviceOf(deps, credentials, account.id), 'passkey');
 }

@@ -1,0 +1,93 @@
+import type { OAuthProviderConfig } from '../../config.oauth.ts';
+import type { Deps } from '../../deps.ts';
+import { randomHex } from '../../lib/crypto.ts';
+import type { Queryable } from '../../lib/db.ts';
+import type { Mail } from '../../lib/mailer.ts';
+import { emailSchema } from '../../lib/validation.ts';
+import type { RequestInfo } from '../../trpc/context.ts';
+import { accountById, claimUnverifiedAccount, createProviderAccount, lockAccountRowByEmail, type AccountRow } from '../accounts/index.ts';
+import { recordEvent } from '../activity/index.ts';
+import { apiKeyHash, apiKeyPlace } from '../keys/index.ts';
+import { revokeSessions } from '../sessions/index.ts';
+import { identityNotice } from './identities.mails.ts';
+import type { ProviderPerson } from './identities.profile.ts';
+import { identityBySubject, insertIdentity } from './identities.repo.ts';
+
+/** Why a callback did not sign anyone in: what /login is told (docs/API.md, Identity providers). */
+export type Refusal = 'EMAIL_NOT_VERIFIED' | 'CONFLICT' | 'IDENTITY_TAKEN' | 'UNAUTHORIZED';
+
+/** The account a callback signs in to (and whether it only linked the provider), or why none. */
+export type Choice = { account: AccountRow; linkedOnly?: true } | { refused: Refusal; email?: string };
+
+type Context = { deps: Deps; provider: OAuthProviderConfig; person: ProviderPerson; request: RequestInfo };
+
+const accountUrl = (deps: Deps) => `${deps.config.publicUrl}/account`;
+
+/** The link and what it is recorded as, in the caller's transaction; the notice to mail once it commits. */
+async function link(tx: Queryable, { deps, provider, person, request }: Context, account: AccountRow) {
+  const linked = await insertIdentity(tx, deps.clock, account.id, { provider: provider.name, subject: person.subject, email: person.email ?? null });
+  if (!linked) return undefined;
+  await recordEvent(tx, deps.clock, 'identity.linked', { accountId: account.id }, request, { provider: provider.name });
+  return identityNotice(account.email, account.name, 'linked', provider.label, accountUrl(deps));
+}
+
+/** (2) intent=link by a signed-in account: linked whatever the provider's address; a person linked elsewhere is a conflict. */
+export async function linkToSignedIn(context: Context, accountId: number): Promise<Choice> {
+  const { deps } = context;
+  const account = await accountById(deps.db, accountId);
+  if (!account) return { refused: 'UNAUTHORIZED' };
+  const existing = await identityBySubject(deps.db, context.provider.name, context.person.subject);
+  if (existing) return existing.account_id === accountId ? { account, linkedOnly: true } : { refused: 'IDENTITY_TAKEN' };
+  const notice = await deps.db.transaction((tx) => link(tx, context, account));
+  if (!notice) return { refused: 'IDENTITY_TAKEN' };
+  deps.mailer.sendInBackground(notice);
+  return { account, linkedOnly: true };
+}
+
+/** The provider's address as this service keeps addresses, if it is one it accepts. */
+function addressOf(person: ProviderPerson): string | undefined {
+  const parsed = emailSchema.safeParse(person.email ?? '');
+  return parsed.success ? parsed.data : undefined;
+}
+
+/**
+ * A sign-in (docs/API.md, Identity providers, "Which account"): (1) the person is linked:
+ * that account; (3) no verified address: refused; (4) nobody has the address: a new
+ * account; (5) an account has it and the provider is trusted for e-mail: linked to it, and
+ * a registration never confirmed loses its password and sessions; (6) not trusted: refused.
+ */
+export async function accountForSignIn(context: Context): Promise<Choice> {
+  const { deps, provider, person, request } = context;
+  const linked = await identityBySubject(deps.db, provider.name, person.subject);
+  if (linked) {
+    const account = await accountById(deps.db, linked.account_id);
+    if (account) return { account };
+  }
+  const email = addressOf(person);
+  if (!person.emailVerified || !email) return { refused: 'EMAIL_NOT_VERIFIED' };
+  const apiKey = randomHex(32);
+  const outcome = await deps.db.transaction(async (tx): Promise<{ choice: Choice; notice?: Mail }> => {
+    const created = await createProviderAccount(tx, deps.clock.now(), { email, name: person.name?.slice(0, 100) ?? email.split('@')[0] }, {
+      hash: apiKeyHash(deps, apiKey),
+      sealFor: (id) => deps.secretBox.seal(apiKey, apiKeyPlace(id)),
+    });
+    if (created) {
+      await recordEvent(tx, deps.clock, 'account.registered', { accountId: created.id }, request, { provider: provider.name });
+      await link(tx, context, created);
+      return { choice: { account: created } };
+    }
+    const existing = await lockAccountRowByEmail(tx, email);
+    if (!existing || !provider.trustEmail) return { choice: { refused: 'CONFLICT', email } };
+    if (!existing.email_verified) {
+      // Whoever registered the address before cannot sign in with the password they chose.
+      await claimUnverifiedAccount(tx, deps.clock, existing.id);
+      await revokeSessions(tx, deps.clock, existing.id);
+      await recordEvent(tx, deps.clock, 'email.verified', { accountId: existing.id }, request, { provider: provider.name });
+    }
+    const notice = await link(tx, context, existing);
+    return { choice: { account: { ...existing, email_verified: true } }, notice };
+  });
+  if (outcome.notice) deps.mailer.sendInBackground(outcome.notice);
+  if ('account' in outcome.choice) deps.authCache.evictAccount(outcome.choice.account.id);
+  return outcome.choice;
+}

@@ -1,0 +1,114 @@
+import * as oidc from 'openid-client';
+import type { OAuthProviderConfig } from '../../config.oauth.ts';
+import type { Deps } from '../../deps.ts';
+import { AppError } from '../../errors/errors.ts';
+import { safeEqual } from '../../lib/crypto.ts';
+import { rateLimitSubject } from '../../lib/rate-limiter.ts';
+import type { Credentials, RequestInfo } from '../../trpc/context.ts';
+import { startSecondStep } from '../mfa/index.ts';
+import { deviceOf, SESSION_RATE_RULES, startSession, type AuthContext, type LoginResult } from '../sessions/index.ts';
+import { accountForSignIn, linkToSignedIn, type Refusal } from './identities.accounts.ts';
+import { isCancellation, personOf } from './identities.profile.ts';
+import { callbackUrl, providerNamed } from './identities.providers.ts';
+import { openPending, sealPending, type PendingSignIn } from './identities.state.ts';
+
+const SCOPES = { oidc: 'openid email profile', github: 'read:user user:email' } as const;
+
+/** The provider's client; 503 while it cannot be reached (its discovery is tried again at the next use). */
+async function clientOf(deps: Deps, provider: OAuthProviderConfig): Promise<oidc.Configuration> {
+  try {
+    return await deps.oauthClients.configuration(provider.name);
+  } catch {
+    throw new AppError('SERVICE_UNAVAILABLE', `${provider.label} cannot be reached just now; try again in a moment.`);
+  }
+}
+
+/**
+ * GET /oauth/{name}/start: where to send the browser (the provider's authorization URL, with
+ * a fresh state, nonce and PKCE challenge), and the sealed cookie that carries them back.
+ * `intent=link` needs the cookie's session: the account the provider will be connected to.
+ */
+export async function startSignIn(deps: Deps, input: { provider: string; next: string | undefined; intent: 'login' | 'link' }, signedIn: AuthContext | undefined) {
+  const provider = providerNamed(deps.config, input.provider);
+  if (input.intent === 'link' && !signedIn?.sessionId) throw new AppError('UNAUTHORIZED', 'Sign in first, then connect the provider from your account page.');
+  const configuration = await clientOf(deps, provider);
+  const pending: PendingSignIn = {
+    provider: provider.name,
+    state: oidc.randomState(),
+    nonce: oidc.randomNonce(),
+    verifier: oidc.randomPKCECodeVerifier(),
+    next: input.next,
+    intent: input.intent,
+    accountId: input.intent === 'link' ? signedIn!.account.id : undefined,
+    startedAt: deps.clock.now().getTime(),
+  };
+  const parameters: Record<string, string> = {
+    redirect_uri: callbackUrl(deps.config, provider.name),
+    scope: SCOPES[provider.kind],
+    state: pending.state,
+    code_challenge: await oidc.calculatePKCECodeChallenge(pending.verifier),
+    code_challenge_method: 'S256',
+  };
+  if (provider.kind === 'oidc') parameters.nonce = pending.nonce;
+  return { url: oidc.buildAuthorizationUrl(configuration, parameters).href, cookie: sealPending(deps.secretBox, pending) };
+}
+
+/** How a callback ended, for the gateway to answer with a redirect. */
+export type SignInOutcome = { next: string | undefined; provider: string } & (
+  | { kind: 'signed-in'; login: LoginResult }
+  | { kind: 'second-step'; mfaToken: string; methods: string[] }
+  | { kind: 'linked' }
+  | { kind: 'refused'; reason: Refusal | 'CANCELLED' | 'PROVIDER_FAILED' | 'RATE_LIMITED' }
+);
+
+type Callback = { provider: string; query: URLSearchParams; sealed: string | undefined; signedIn: AuthContext | undefined };
+
+/**
+ * The pending sign-in this callback answers: its cookie opens, is the provider's and under 10
+ * minutes old, and the state the provider sent back is the one it holds. Anything else is 400
+ * INVALID_TOKEN and nothing happens: a callback that was not started here is never used.
+ */
+function pendingFor(deps: Deps, callback: Callback): PendingSignIn {
+  const pending = openPending(deps.secretBox, callback.sealed, deps.clock.now());
+  const state = callback.query.get('state');
+  if (!pending || pending.provider !== callback.provider || !state || !safeEqual(state, pending.state)) {
+    throw new AppError('INVALID_TOKEN', 'This sign-in was not started here, or took longer than 10 minutes: start it again.');
+  }
+  return pending;
+}
+
+/** GET /oauth/{name}/callback: the provider's answer becomes a session, a second step, a link, or a refusal. */
+export async function finishSignIn(deps: Deps, callback: Callback, request: RequestInfo, credentials: Credentials): Promise<SignInOutcome> {
+  const provider = providerNamed(deps.config, callback.provider);
+  const pending = pendingFor(deps, callback);
+  const ended = { next: pending.next, provider: provider.name };
+  if (callback.query.has('error')) return { ...ended, kind: 'refused', reason: isCancellation(callback.query) ? 'CANCELLED' : 'PROVIDER_FAILED' };
+  const client = rateLimitSubject(request.ip);
+  if (!(await deps.rateLimiter.hit([{ rule: SESSION_RATE_RULES.loginPerIp, key: client }])).allowed) return { ...ended, kind: 'refused', reason: 'RATE_LIMITED' };
+  const configuration = await clientOf(deps, provider);
+  const url = new URL(`${callbackUrl(deps.config, provider.name)}?${callback.query}`);
+  let person;
+  try {
+    person = await personOf(provider, configuration, url, pending);
+  } catch (error) {
+    // The library's reason (a check that failed, a status); never a token or the secret.
+    deps.logger.warn({ provider: provider.name, reason: error instanceof Error ? error.message : String(error) }, 'identity provider sign-in failed');
+    return { ...ended, kind: 'refused', reason: 'PROVIDER_FAILED' };
+  }
+  const context = { deps, provider, person, request };
+  if (pending.intent === 'link') {
+    const signedInAs = callback.signedIn?.sessionId ? callback.signedIn.account.id : undefined;
+    const choice = signedInAs === pending.accountId && signedInAs !== undefined ? await linkToSignedIn(context, signedInAs) : { refused: 'UNAUTHORIZED' as const };
+    return 'refused' in choice ? { ...ended, kind: 'refused', reason: choice.refused } : { ...ended, kind: 'linked' };
+  }
+  const choice = await accountForSignIn(context);
+  if ('refused' in choice) {
+    // A refused callback counts like a failed login of the address it named.
+    if (choice.email) await deps.rateLimiter.hit([{ rule: SESSION_RATE_RULES.failedLoginsPerAccount, key: choice.email }]);
+    return { ...ended, kind: 'refused', reason: choice.refused };
+  }
+  const secondStep = await startSecondStep(deps, choice.account.id, request, provider.name);
+  if (secondStep) return { ...ended, kind: 'second-step', mfaToken: secondStep.mfa_token, methods: secondStep.methods };
+  const login = await startSession(deps, choice.account, request, deviceOf(deps, credentials, choice.account.id), provider.name);
+  return { ...ended, kind: 'signed-in', login };
+}

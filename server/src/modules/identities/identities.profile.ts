@@ -1,0 +1,55 @@
+import * as oidc from 'openid-client';
+import type { OAuthProviderConfig } from '../../config.oauth.ts';
+import type { PendingSignIn } from './identities.state.ts';
+
+/** Who the provider says signed in: its stable id for them, and the address it vouches for, if it does. */
+export type ProviderPerson = { subject: string; email: string | undefined; emailVerified: boolean; name: string | undefined };
+
+const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value.trim() : undefined);
+
+/**
+ * OpenID Connect: the code for tokens with the PKCE verifier; the library checks the ID
+ * token (signature by the issuer's keys, iss, aud, exp, nonce). The address and whether it
+ * is verified come from the ID token, or both from userinfo when the ID token does not say.
+ */
+async function oidcPerson(configuration: oidc.Configuration, callbackUrl: URL, pending: PendingSignIn): Promise<ProviderPerson> {
+  const tokens = await oidc.authorizationCodeGrant(configuration, callbackUrl, {
+    pkceCodeVerifier: pending.verifier,
+    expectedState: pending.state,
+    expectedNonce: pending.nonce,
+    idTokenExpected: true,
+  });
+  const claims = tokens.claims()!;
+  let source: Record<string, unknown> = claims;
+  if (text(claims.email) === undefined || typeof claims.email_verified !== 'boolean') {
+    source = await oidc.fetchUserInfo(configuration, tokens.access_token, claims.sub);
+  }
+  return { subject: claims.sub, email: text(source.email), emailVerified: source.email_verified === true, name: text(claims.name) ?? text(source.name) };
+}
+
+type GithubEmail = { email?: unknown; primary?: unknown; verified?: unknown };
+
+async function githubJson(configuration: oidc.Configuration, accessToken: string, url: string): Promise<unknown> {
+  const headers = new Headers({ accept: 'application/vnd.github+json', 'user-agent': 'Gatehouse' });
+  const response = await oidc.fetchProtectedResource(configuration, accessToken, new URL(url), 'GET', undefined, headers);
+  if (!response.ok) throw new Error(`GitHub answered ${response.status} to GET ${new URL(url).pathname}`);
+  return response.json();
+}
+
+/** GitHub (OAuth 2, no ID token): the person from GET /user, the address from the primary, verified one of GET /user/emails. */
+async function githubPerson(configuration: oidc.Configuration, apiUrl: string, callbackUrl: URL, pending: PendingSignIn): Promise<ProviderPerson> {
+  const tokens = await oidc.authorizationCodeGrant(configuration, callbackUrl, { pkceCodeVerifier: pending.verifier, expectedState: pending.state });
+  const user = (await githubJson(configuration, tokens.access_token, `${apiUrl}/user`)) as { id?: unknown; name?: unknown; login?: unknown };
+  if (typeof user.id !== 'number' && typeof user.id !== 'string') throw new Error('GitHub named no user id');
+  const emails = await githubJson(configuration, tokens.access_token, `${apiUrl}/user/emails`);
+  const primary = Array.isArray(emails) ? (emails as GithubEmail[]).find((entry) => entry.primary === true && entry.verified === true) : undefined;
+  return { subject: String(user.id), email: text(primary?.email), emailVerified: primary !== undefined, name: text(user.name) ?? text(user.login) };
+}
+
+/** The person behind a callback; throws when the provider's answer does not hold up (the caller refuses the sign-in). */
+export function personOf(provider: OAuthProviderConfig, configuration: oidc.Configuration, callbackUrl: URL, pending: PendingSignIn): Promise<ProviderPerson> {
+  return provider.kind === 'github' ? githubPerson(configuration, provider.apiUrl, callbackUrl, pending) : oidcPerson(configuration, callbackUrl, pending);
+}
+
+/** What the provider said when it refused (`error=` in the callback), e.g. the person cancelled. */
+export const isCancellation = (query: URLSearchParams) => query.get('error') === 'access_denied';

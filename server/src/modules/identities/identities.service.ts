@@ -1,0 +1,49 @@
+import type { Deps } from '../../deps.ts';
+import { AppError } from '../../errors/errors.ts';
+import type { RequestInfo } from '../../trpc/context.ts';
+import { lockAccountPassword, passwordHashOf } from '../accounts/index.ts';
+import { recordEvent } from '../activity/index.ts';
+import { requireStepUp, type Proof } from '../mfa/index.ts';
+import { confirmPassword } from '../passwords/index.ts';
+import type { AuthContext } from '../sessions/index.ts';
+import { identityNotice } from './identities.mails.ts';
+import { labelOf, startUrl } from './identities.providers.ts';
+import { deleteIdentity, identitiesOf } from './identities.repo.ts';
+
+/** The providers people may sign in with, and where each sign-in starts. */
+export function oauthProviders(deps: Deps) {
+  const providers = deps.config.oauthProviders.map((provider) => ({ name: provider.name, label: provider.label, start_url: startUrl(deps.config, provider.name) }));
+  return { success: true as const, providers };
+}
+
+/** The account's connected providers, and whether it has a password (an account made through a provider may not). */
+export async function listIdentities(deps: Deps, auth: AuthContext) {
+  const [rows, hash] = await Promise.all([identitiesOf(deps.db, auth.account.id), passwordHashOf(deps.db, auth.account.id)]);
+  const identities = rows.map((row) => ({ provider: row.provider, label: labelOf(deps.config, row.provider), email: row.email, linked_at: row.linked_at.toISOString() }));
+  return { success: true as const, identities, has_password: typeof hash === 'string' };
+}
+
+const LAST_WAY_IN = 'This is the only way to sign in to your account: set a password (with a reset link) or connect another provider first.';
+
+/**
+ * Disconnects a provider. Never the last way in: an account without a password keeps at
+ * least one provider. Needs the password (or, without one, a recent sign-in through a
+ * provider) and, with a second factor on, its step-up.
+ */
+export async function unlinkIdentity(deps: Deps, auth: AuthContext, input: { name: string; password?: string } & Proof, request: RequestInfo) {
+  const linked = (await identitiesOf(deps.db, auth.account.id)).filter((row) => row.provider === input.name);
+  if (!linked.length) throw new AppError('NOT_FOUND', 'This provider is not connected to your account.');
+  await confirmPassword(deps, auth, input.password, request);
+  await requireStepUp(deps, auth, { code: input.code, response: input.response }, request);
+  await deps.db.transaction(async (tx) => {
+    // With the account row locked, two unlinks at once cannot each leave the other as the last way in.
+    const hasPassword = await lockAccountPassword(tx, auth.account.id);
+    const others = (await identitiesOf(tx, auth.account.id)).filter((row) => row.provider !== input.name);
+    if (!hasPassword && !others.length) throw new AppError('CONFLICT', LAST_WAY_IN);
+    if (!(await deleteIdentity(tx, auth.account.id, input.name))) throw new AppError('NOT_FOUND', 'This provider is not connected to your account.');
+    await recordEvent(tx, deps.clock, 'identity.unlinked', { accountId: auth.account.id }, request, { provider: input.name });
+  });
+  const label = labelOf(deps.config, input.name);
+  deps.mailer.sendInBackground(identityNotice(auth.account.email, auth.account.name, 'unlinked', label, `${deps.config.publicUrl}/account`));
+  return { success: true as const };
+}

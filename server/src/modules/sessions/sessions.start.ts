@@ -1,0 +1,41 @@
+import { randomUUID } from 'node:crypto';
+import type { Credentials, RequestInfo } from '../../trpc/context.ts';
+import type { Deps } from '../../deps.ts';
+import { toUser, type AccountRow, type User } from '../accounts/index.ts';
+import { recordEvent, userAgentOf } from '../activity/index.ts';
+import { apiKeyPlace } from '../keys/index.ts';
+import { issueDeviceToken, readDeviceToken, type Device } from './sessions.devices.ts';
+import { insertSession } from './sessions.repo.ts';
+
+// The end of every sign-in, whatever its first step (password, passkey, identity provider):
+// apart from sessions.sign-in.ts so that the identities module can reach it through this
+// module's face, which must not import the second factor.
+
+export type LoginResult = { token: string; user: User; deviceToken: string | undefined };
+
+/** How a session began: a password, a passkey alone, or an identity provider's name. */
+export type SignInVia = 'password' | 'passkey' | (string & {});
+
+/** The device cookie, when it is one this account gave out. */
+export function deviceOf(deps: Deps, credentials: Credentials, accountId: number | undefined): Device | undefined {
+  const presented = readDeviceToken(deps.deviceKeys, credentials.device);
+  return accountId !== undefined && presented?.accountId === accountId ? presented : undefined;
+}
+
+/**
+ * A new session for a sign-in that is complete, in the activity log, with a device cookie for
+ * a new device. It records how it began and when the person proved who they are (auth_time).
+ */
+export async function startSession(deps: Deps, account: AccountRow, request: RequestInfo, device: Device | undefined, via: SignInVia = 'password'): Promise<LoginResult> {
+  const sessionId = randomUUID();
+  const { token, expiresAt } = await deps.jwt.sign({ accountId: account.id, sessionId });
+  await deps.db.transaction(async (tx) => {
+    const now = deps.clock.now();
+    await insertSession(tx, { id: sessionId, account_id: account.id, created_at: now, expires_at: expiresAt, ip: request.ip || null, user_agent: userAgentOf(request), via });
+    const byProvider = via !== 'password' && via !== 'passkey';
+    await recordEvent(tx, deps.clock, byProvider ? 'login.oauth' : 'login.succeeded', { accountId: account.id }, request, byProvider ? { provider: via } : undefined);
+  });
+  const user = toUser(account, deps.secretBox.open(account.api_key_sealed, apiKeyPlace(account.id)));
+  deps.metrics.countLogin('succeeded');
+  return { token, user, deviceToken: device ? undefined : issueDeviceToken(deps.deviceKeys, account.id) };
+}

@@ -1,0 +1,202 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
+import { AUTH, PASSWORD, assertError, bearer, issuePaths, me, nextMail, registerAndVerify, type Account } from './helpers/auth.ts';
+import { createBrowser, OAUTH, refusalOf, signInWith, startServiceWithProviders, type Browser, type WithProviders } from './helpers/identity-providers.ts';
+import { request, type HttpResult, type TestService } from './helpers/service.ts';
+
+// Connected identity providers (docs/API.md, Identity providers): linking from a signed-in
+// browser, the list, unlinking (never the last way in, with the password and step-up), the
+// re-authentication that stands in for a password an account does not have, and garbage.
+
+const test = suite<{ env: WithProviders }>('REST identity providers: link, list, unlink, REAUTH_REQUIRED, garbage');
+
+test.before(async (context) => {
+  context.env = await startServiceWithProviders();
+});
+test.after(async ({ env }) => {
+  await env?.close();
+});
+
+const MINUTE = 60_000;
+const get = (service: TestService, path: string, token: string) => request(service.url, 'GET', `${AUTH}/${path}`, { headers: bearer(token) });
+const post = (service: TestService, path: string, token: string, json: unknown): Promise<HttpResult> => request(service.url, 'POST', `${AUTH}/${path}`, { headers: bearer(token), json });
+const providersOf = async (service: TestService, token: string) => (await get(service, 'identities', token)).body.identities.map((row: { provider: string }) => row.provider);
+
+/** A browser signed in to `account` by its session cookie. */
+function browserOf(service: TestService, token: string): Browser {
+  const browser = createBrowser();
+  browser.setCookie(service.url, 'svc_token', token);
+  return browser;
+}
+
+/** An account made through `provider` by `sub`: its fresh session token. */
+async function signedUp(env: WithProviders, provider: string, sub: string, email: string): Promise<string> {
+  env.op.people.set(sub, { email, email_verified: true });
+  const browser = createBrowser();
+  const answer = await signInWith(env.service, browser, provider, sub);
+  assert.is(answer.location, `${env.service.url}/account`, answer.text);
+  return browser.cookie(env.service.url, 'svc_token')!;
+}
+
+test('a signed-in browser links a provider whatever its address there; a person linked elsewhere is a conflict', async ({ env }) => {
+  const { service, op } = env;
+  const account = await registerAndVerify(service, 'linker@example.com');
+  const seen = service.smtp.mailsTo(account.email).length;
+  op.people.set('sub-link', { email: 'someone.else@elsewhere.example', email_verified: false });
+  const browser = browserOf(service, account.token);
+  const answer = await signInWith(service, browser, 'acme', 'sub-link', '?intent=link&next=/account%23connected');
+  assert.is(answer.status, 302, answer.text);
+  assert.is(answer.location, `${service.url}/account#connected`);
+  const listed = (await get(service, 'identities', account.token)).body;
+  assert.is(listed.has_password, true);
+  assert.equal(listed.identities.map((row: { provider: string; email: string }) => [row.provider, row.email]), [['acme', 'someone.else@elsewhere.example']]);
+  assert.is(listed.identities[0].linked_at, service.clock.now().toISOString());
+  assert.match((await nextMail(service, account.email, seen, /Acme SSO was connected/)).subject, 'Acme SSO was connected to your account');
+  // The provider now signs in to this account.
+  const later = createBrowser();
+  await signInWith(service, later, 'acme', 'sub-link');
+  assert.is((await me(service, bearer(later.cookie(service.url, 'svc_token')!))).body.user.id, account.user.id);
+
+  // Another account cannot take that person.
+  const other = await registerAndVerify(service, 'other.linker@example.com');
+  const refused = browserOf(service, other.token);
+  const conflict = await signInWith(service, refused, 'acme', 'sub-link', '?intent=link');
+  assert.is(conflict.location, `${service.url}/login`);
+  assert.is(refusalOf(service, refused), 'CONFLICT.acme.linked');
+  // Signed in, /login passes the browser on to the account page, which says why.
+  assert.is((await refused.get(`${service.url}/login`)).location, `${service.url}/account`);
+  assert.match((await refused.get(`${service.url}/account`)).text, 'This Acme SSO account is already connected to another account.');
+  assert.is(refusalOf(service, refused), undefined, 'told once');
+  assert.equal(await providersOf(service, other.token), []);
+  assert.equal(await providersOf(service, account.token), ['acme']);
+});
+
+test('intent=link needs the session cookie; the start refuses without one and the callback links nobody else', async ({ env: { service } }) => {
+  const anonymous = await createBrowser().get(`${service.url}${OAUTH}/acme/start?intent=link`);
+  assert.is(anonymous.status, 401);
+  assert.match(anonymous.headers.get('content-type') ?? '', 'text/html');
+  const bearerOnly = await createBrowser().get(`${service.url}${OAUTH}/acme/start?intent=link`, { authorization: 'Bearer x'.padEnd(70, 'x') });
+  assert.is(bearerOnly.status, 401);
+});
+
+test('unlink: never the last way in; with another provider, a fresh provider session needs no password', async ({ env }) => {
+  const { service } = env;
+  const token = await signedUp(env, 'acme', 'sub-only', 'only.way@example.com');
+  assertError(await post(service, 'identities/acme/unlink', token, {}), 409, 'CONFLICT');
+  env.github.state.current = { id: 4242, login: 'only', emails: [{ email: 'only.way@example.com', primary: true, verified: true }] };
+  const browser = browserOf(service, token);
+  assert.is((await signInWith(service, browser, 'github', 'ignored', '?intent=link')).location, `${service.url}/account`);
+  assert.equal(await providersOf(service, token), ['acme', 'github']);
+  const seen = service.smtp.mailsTo('only.way@example.com').length;
+  const unlinked = await post(service, 'identities/acme/unlink', token, {});
+  assert.is(unlinked.status, 200, unlinked.text);
+  assert.equal(unlinked.body, { success: true });
+  assert.equal(await providersOf(service, token), ['github']);
+  assert.match((await nextMail(service, 'only.way@example.com', seen, /disconnected/)).subject, 'Acme SSO was disconnected');
+  const events = (await get(service, 'activity', token)).body.items.map((item: { event: string }) => item.event);
+  assert.ok(events.includes('identity.unlinked'), events.join());
+  assertError(await post(service, 'identities/github/unlink', token, {}), 409, 'CONFLICT');
+  assertError(await post(service, 'identities/acme/unlink', token, {}), 404, 'NOT_FOUND');
+});
+
+test('unlink by an account with a password needs it, and with a second factor on, the step-up', async ({ env }) => {
+  const { service, op } = env;
+  const account: Account = await registerAndVerify(service, 'unlinker@example.com');
+  op.people.set('sub-unlinker', { email: 'unlinker.idp@example.com', email_verified: true });
+  await signInWith(service, browserOf(service, account.token), 'acme', 'sub-unlinker', '?intent=link');
+  const missing = await post(service, 'identities/acme/unlink', account.token, {});
+  assertError(missing, 400, 'VALIDATION_FAILED');
+  assert.equal(issuePaths(missing), ['password']);
+  assertError(await post(service, 'identities/acme/unlink', account.token, { password: 'not the password' }), 401, 'INVALID_CREDENTIALS');
+  const setup = await post(service, 'mfa/totp/setup', account.token, { password: PASSWORD });
+  assert.is((await post(service, 'mfa/totp/enable', account.token, { code: totpCodeAt(setup.body.secret, service.clock.now()) })).status, 200);
+  service.clock.advance(6 * MINUTE);
+  const stepUp = await post(service, 'identities/acme/unlink', account.token, { password: PASSWORD });
+  assertError(stepUp, 403, 'STEP_UP_REQUIRED');
+  assert.equal(stepUp.body.methods, ['totp', 'recovery_code']);
+  assert.equal(await providersOf(service, account.token), ['acme']);
+  const done = await post(service, 'identities/acme/unlink', account.token, { password: PASSWORD, code: totpCodeAt(setup.body.secret, service.clock.now()) });
+  assert.is(done.status, 200, done.text);
+  assert.equal(await providersOf(service, account.token), []);
+});
+
+test('no password: a provider sign-in of the last 10 minutes stands in; later, or by API key, 403 REAUTH_REQUIRED with reauth_url', async ({ env }) => {
+  const { service } = env;
+  const token = await signedUp(env, 'acme', 'sub-reauth', 'reauth@example.com');
+  const apiKey = (await me(service, bearer(token))).body.user.api_key;
+  const reauthUrl = `${service.url}${OAUTH}/acme/start?next=%2Faccount`;
+
+  // The body is still checked first.
+  assertError(await post(service, 'account/delete', token, { pass: 'x' }), 400, 'VALIDATION_FAILED');
+  const byKey = await post(service, 'account/delete', apiKey, {});
+  assertError(byKey, 403, 'REAUTH_REQUIRED');
+  assert.is(byKey.body.reauth_url, reauthUrl);
+
+  service.clock.advance(10 * MINUTE + 1000);
+  const late = await post(service, 'email/change', token, { new_email: 'reauth.new@example.com' });
+  assertError(late, 403, 'REAUTH_REQUIRED');
+  assert.is(late.body.reauth_url, reauthUrl);
+  assertError(await post(service, 'mfa/totp/setup', token, {}), 403, 'REAUTH_REQUIRED');
+
+  // Signing in again through the provider: a new session, fresh for 10 minutes.
+  const fresh = await signedUp(env, 'acme', 'sub-reauth', 'reauth@example.com');
+  assert.is((await post(service, 'email/change', fresh, { new_email: 'reauth.new@example.com' })).status, 200);
+  // Setting a password needs no current one then; afterwards, the password is asked for as usual.
+  const set = await post(service, 'password/change', fresh, { new_password: 'a brand new passphrase' });
+  assert.is(set.status, 200, set.text);
+  assert.is((await get(service, 'identities', fresh)).body.has_password, true);
+  const now = await post(service, 'account/delete', fresh, {});
+  assertError(now, 400, 'VALIDATION_FAILED');
+  assert.equal(issuePaths(now), ['password']);
+});
+
+test('garbage to every new route is a 4xx with a clear body, never a 5xx', async ({ env: { service } }) => {
+  const account = await registerAndVerify(service, 'garbage.oauth@example.com');
+  const json = (path: string, body: string, headers: Record<string, string> = {}) =>
+    request(service.url, 'POST', `${AUTH}/${path}`, { headers: { ...bearer(account.token), 'content-type': 'application/json', ...headers }, body });
+  assertError(await request(service.url, 'GET', `${AUTH}/identities`), 401, 'UNAUTHORIZED');
+  assertError(await request(service.url, 'POST', `${AUTH}/identities/acme/unlink`, { json: {} }), 401, 'UNAUTHORIZED');
+  assertError(await json('identities/acme/unlink', '{"password":'), 400, 'INVALID_JSON');
+  assertError(await json('identities/acme/unlink', '[]'), 400, 'VALIDATION_FAILED');
+  assertError(await json('identities/acme/unlink', 'password=x', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  const unknownField = await post(service, 'identities/acme/unlink', account.token, { passwd: 'x' });
+  assertError(unknownField, 400, 'VALIDATION_FAILED');
+  assert.equal(issuePaths(unknownField), ['passwd']);
+  assertError(await post(service, 'identities/acme/unlink', account.token, { password: 5 }), 400, 'VALIDATION_FAILED');
+  assertError(await post(service, 'identities/nobody/unlink', account.token, { password: PASSWORD }), 404, 'NOT_FOUND');
+  assertError(await post(service, `identities/${'x'.repeat(300)}/unlink`, account.token, { password: PASSWORD }), 400, 'VALIDATION_FAILED');
+  assertError(await post(service, 'identities/a%01b/unlink', account.token, { password: PASSWORD }), 400, 'VALIDATION_FAILED');
+  const providers = await request(service.url, 'GET', `${OAUTH}/providers?x=%00`);
+  assert.ok(providers.status < 500, providers.text);
+
+  const page = (path: string) => createBrowser().get(`${service.url}${path}`);
+  const pages: Array<[string, number]> = [
+    [`${OAUTH}/nobody/start`, 404],
+    [`${OAUTH}/${'y'.repeat(500)}/start`, 404],
+    [`${OAUTH}/acme/start?intent=steal`, 400],
+    [`${OAUTH}/acme/start?intent=a&intent=b`, 400],
+    [`${OAUTH}/nobody/callback?code=x&state=y`, 404],
+    [`${OAUTH}/acme/callback`, 400],
+    [`${OAUTH}/acme/callback?code=%FF%FE&state=${'z'.repeat(5000)}`, 400],
+    [`${OAUTH}/acme/callback?error=access_denied`, 400],
+  ];
+  for (const [path, status] of pages) {
+    const answer = await page(path);
+    assert.is(answer.status, status, `${path.slice(0, 80)}: ${answer.text.slice(0, 200)}`);
+    assert.match(answer.headers.get('content-type') ?? '', 'text/html', 'a page, never JSON');
+  }
+  const badCookie = createBrowser();
+  badCookie.setCookie(service.url, 'svc_oauth', 'v2.garbage.%%%.x.y');
+  assert.is((await badCookie.get(`${service.url}${OAUTH}/acme/callback?state=s&code=c`)).status, 400);
+});
+
+test('a `next` that leaves the site is ignored', async ({ env }) => {
+  env.op.people.set('sub-next', { email: 'next.oauth@example.com', email_verified: true });
+  for (const next of ['//evil.example/x', 'https://evil.example/', '/\\evil.example']) {
+    const answer = await signInWith(env.service, createBrowser(), 'acme', 'sub-next', `?next=${encodeURIComponent(next)}`);
+    assert.is(answer.location, `${env.service.url}/account`, next);
+  }
+});
+
+test.run();
