@@ -23,7 +23,7 @@ await migrate(db, logger, MIGRATIONS, (tx) => ({ sql: (text, values) => tx.query
 await db.query(`INSERT INTO accounts (id, email, password_hash, name, api_key_hash, api_key_sealed) VALUES (1, 'a@example.com', 'x', 'A', '\\x01', 's')`);
 const sid = randomUUID();
 const now = new Date();
-await db.query('INSERT INTO sessions (id, account_id, created_at, expires_at) VALUES ($1, 1, $2, $3)', [sid, now, new Date(now.getTime() + 3600e3)]);
+await db.query('INSERT INTO sessions (id, account_id, created_at, auth_time, expires_at) VALUES ($1, 1, $2, $2, $3)', [sid, now, new Date(now.getTime() + 3600e3)]);
 const text = `SELECT ${ACCOUNT_COLUMNS}, s.expires_at AS session_expires_at, coalesce(s.last_used_at, s.created_at) AS session_last_used_at
          FROM sessions s JOIN accounts a ON a.id = s.account_id
          WHERE s.id = $1 AND s.account_id = $2 AND s.revoked_at IS NULL AND s.expires_at > $3`;

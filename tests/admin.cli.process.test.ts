@@ -471,9 +471,9 @@ async function insertAccount(email: string): Promise<number> {
 offline('sessions revoke ends every live session and voids pending e-mail-change and reset links; both logs say so', async () => {
   const id = await insertAccount('signed.out@example.com');
   await sql(
-    `INSERT INTO sessions (id, account_id, created_at, expires_at, revoked_at) VALUES
-       ($1, $5, now(), now() + interval '1 day', NULL), ($2, $5, now(), now() + interval '1 day', NULL),
-       ($3, $5, now() - interval '2 days', now() - interval '1 day', NULL), ($4, $5, now(), now() + interval '1 day', now())`,
+    `INSERT INTO sessions (id, account_id, created_at, auth_time, expires_at, revoked_at) VALUES
+       ($1, $5, now(), now(), now() + interval '1 day', NULL), ($2, $5, now(), now(), now() + interval '1 day', NULL),
+       ($3, $5, now() - interval '2 days', now() - interval '2 days', now() - interval '1 day', NULL), ($4, $5, now(), now(), now() + interval '1 day', now())`,
     [randomUUID(), randomUUID(), randomUUID(), randomUUID(), id],
   );
   await sql(

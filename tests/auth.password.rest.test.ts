@@ -450,9 +450,9 @@ test('change password mails a notice; its subject carries no password', async ({
 test('change password refuses garbage bodies with 400 VALIDATION_FAILED naming the fields', async ({ service }) => {
   const account = await registerAndVerify(service, 'change.garbage@example.com');
   const cases: Array<[unknown, string[]]> = [
-    // current_password may be left out by an account without a password (docs/API.md,
-    // Identity providers), so it is asked for only once the rest of the body is valid.
-    [{}, ['new_password']],
+    // current_password may be left out only by an account without a password (docs/API.md,
+    // Identity providers): this one has one, so it is named with the rest.
+    [{}, ['current_password', 'new_password']],
     [{ new_password: NEW_PASSWORD }, ['current_password']],
     [{ current_password: PASSWORD }, ['new_password']],
     [{ current_password: 5, new_password: true }, ['current_password', 'new_password']],

@@ -6,6 +6,7 @@ import { toErrorResponse } from '../errors/response.ts';
 import { AppError, ERRORS } from '../errors/errors.ts';
 import { controlCharacterPaths } from '../lib/text.ts';
 import { ruleWords } from '../lib/validation.ts';
+import { passwordHashOf } from '../modules/accounts/index.ts';
 import { hasSecondFactor } from '../modules/mfa/index.ts';
 import { authenticate, type AuthContext } from '../modules/sessions/index.ts';
 import { attachAccount, contextUnchanged } from './internals.ts';
@@ -133,3 +134,23 @@ export const adminProcedure = authedProcedure.use(({ ctx, next }) => {
   if (ctx.auth.account.role !== 'admin') throw new AppError('FORBIDDEN', 'Only administrators may do this.');
   return next();
 });
+
+/**
+ * An authenticated procedure whose input asks for the current password in `field`, left
+ * optional in `schema` because an account made through an identity provider has none to
+ * give (passwords.check.ts says what stands in for it). An account that has a password must
+ * still give it, and a body without it is refused as the schema with the field required
+ * refuses it: 400 VALIDATION_FAILED naming every faulty field at once, the password among them.
+ */
+export function passwordConfirmingProcedure<S extends z.ZodObject>(schema: S, field = 'password') {
+  const optional = schema.shape[field];
+  const required = schema.extend({ [field]: optional instanceof z.ZodOptional ? optional.unwrap() : optional });
+  return authedProcedure
+    .use(async ({ ctx, next, getRawInput }) => {
+      const raw = await getRawInput();
+      const leftOut = typeof raw === 'object' && raw !== null && (raw as Record<string, unknown>)[field] === undefined;
+      if (leftOut && (await passwordHashOf(ctx.deps.db, ctx.auth.account.id)) !== null) required.parse(raw);
+      return next();
+    })
+    .input(schema);
+}

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { messageOutput, noInput, successOutput } from '../../lib/validation.ts';
-import { authedProcedure, publicProcedure } from '../../trpc/procedures.ts';
+import { authedProcedure, passwordConfirmingProcedure, publicProcedure } from '../../trpc/procedures.ts';
 import { AUTH_ROUTE_ERRORS, authRoute } from '../../trpc/rest-meta.ts';
 import { deleteAccount } from './accounts.deletion.ts';
 import { cancelEmailChange, changeEmail, confirmEmailChange, showPendingEmailChange } from './accounts.email-change.ts';
@@ -61,12 +61,11 @@ export const accountsProcedures = {
     .output(meOutput)
     .query(({ ctx }) => ({ success: true as const, user: me(ctx.auth) })),
 
-  changeEmail: authedProcedure
+  changeEmail: passwordConfirmingProcedure(changeEmailInput)
     .meta(authRoute('POST', 'email/change', 'Move the account to another address, once that address confirms', {
       protect: true,
       errors: { 400: INVALID_BODY, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 429: 'Too many changes or password checks' },
     }))
-    .input(changeEmailInput)
     .output(messageOutput)
     .mutation(({ ctx, input }) => changeEmail(ctx.deps, ctx.auth, input, ctx.request)),
 
@@ -96,12 +95,11 @@ export const accountsProcedures = {
     .output(messageOutput)
     .mutation(({ ctx, input }) => confirmEmailChange(ctx.deps, input.token, ctx.request)),
 
-  deleteAccount: authedProcedure
+  deleteAccount: passwordConfirmingProcedure(deleteAccountInput)
     .meta(authRoute('POST', 'account/delete', 'Delete the account with its sessions, key, sites, channels and messages', {
       protect: true,
       errors: { 400: INVALID_BODY, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 429: 'Too many password checks for this session' },
     }))
-    .input(deleteAccountInput)
     .output(successOutput)
     .mutation(({ ctx, input }) => deleteAccount(ctx.deps, ctx.auth, input, ctx.request)),
 };

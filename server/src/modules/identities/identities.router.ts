@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { successOutput } from '../../lib/validation.ts';
-import { authedProcedure, publicProcedure } from '../../trpc/procedures.ts';
+import { authedProcedure, passwordConfirmingProcedure, publicProcedure } from '../../trpc/procedures.ts';
 import { AUTH_ROUTE_ERRORS, authRoute } from '../../trpc/rest-meta.ts';
 import type { Context } from '../../trpc/context.ts';
 import { authenticate, signedIn } from '../sessions/index.ts';
@@ -29,7 +29,7 @@ export const identitiesProcedures = {
     .output(identitiesOutput)
     .query(({ ctx }) => listIdentities(ctx.deps, ctx.auth)),
 
-  unlinkIdentity: authedProcedure
+  unlinkIdentity: passwordConfirmingProcedure(unlinkIdentityInput)
     .meta(authRoute('POST', 'identities/{name}/unlink', 'Disconnect an identity provider from the account', {
       protect: true,
       errors: {
@@ -40,7 +40,6 @@ export const identitiesProcedures = {
         409: 'CONFLICT: it is the last way in (no password and no other provider)',
       },
     }))
-    .input(unlinkIdentityInput)
     .output(successOutput)
     .mutation(({ ctx, input }) => unlinkIdentity(ctx.deps, ctx.auth, input, ctx.request)),
 };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { authedProcedure } from '../../trpc/procedures.ts';
+import { authedProcedure, passwordConfirmingProcedure } from '../../trpc/procedures.ts';
 import { AUTH_ROUTE_ERRORS, authRoute } from '../../trpc/rest-meta.ts';
 import { addPasskey, passkeyOptions, removePasskey } from './mfa.passkey-service.ts';
 import {
@@ -31,13 +31,12 @@ export const mfaProcedures = {
     .output(mfaStatusOutput)
     .query(({ ctx }) => mfaStatus(ctx.deps, ctx.auth)),
 
-  setupTotp: authedProcedure
+  setupTotp: passwordConfirmingProcedure(setupTotpInput)
     .meta(authRoute('POST', 'mfa/totp/setup', 'A new authenticator secret and its otpauth:// URL; on once a code from it is given', {
       protect: true,
       beforeMfaSetup: true,
       errors: { 400: WRONG_PROOF, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 403: STEP_UP, 409: 'CONFLICT: an authenticator app is already on' },
     }))
-    .input(setupTotpInput)
     .output(setupTotpOutput)
     .mutation(({ ctx, input }) => setupTotp(ctx.deps, ctx.auth, input, ctx.request)),
 
@@ -51,33 +50,30 @@ export const mfaProcedures = {
     .output(recoveryCodesOutput)
     .mutation(({ ctx, input }) => enableTotp(ctx.deps, ctx.auth, input, ctx.request)),
 
-  disableTotp: authedProcedure
+  disableTotp: passwordConfirmingProcedure(disableTotpInput)
     .meta(authRoute('POST', 'mfa/totp/disable', 'Turn the authenticator off, with the password and a code', {
       protect: true,
       beforeMfaSetup: true,
       errors: { 400: WRONG_PROOF, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 409: 'CONFLICT: no authenticator app is on' },
     }))
-    .input(disableTotpInput)
     .output(successOutput)
     .mutation(({ ctx, input }) => disableTotp(ctx.deps, ctx.auth, input, ctx.request)),
 
-  regenerateRecoveryCodes: authedProcedure
+  regenerateRecoveryCodes: passwordConfirmingProcedure(regenerateRecoveryCodesInput)
     .meta(authRoute('POST', 'mfa/recovery-codes', 'Ten new recovery codes; the older ones stop working', {
       protect: true,
       beforeMfaSetup: true,
       errors: { 400: WRONG_PROOF, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 409: 'CONFLICT: the account has no second factor' },
     }))
-    .input(regenerateRecoveryCodesInput)
     .output(recoveryCodesOutput)
     .mutation(({ ctx, input }) => regenerateRecoveryCodes(ctx.deps, ctx.auth, input, ctx.request)),
 
-  passkeyOptions: authedProcedure
+  passkeyOptions: passwordConfirmingProcedure(passkeyOptionsInput)
     .meta(authRoute('POST', 'mfa/passkeys/options', 'WebAuthn creation options for a new passkey (valid 5 minutes, once)', {
       protect: true,
       beforeMfaSetup: true,
       errors: { 400: WRONG_PROOF, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 403: STEP_UP },
     }))
-    .input(passkeyOptionsInput)
     .output(optionsOutput)
     .mutation(({ ctx, input }) => passkeyOptions(ctx.deps, ctx.auth, input, ctx.request)),
 
@@ -91,13 +87,12 @@ export const mfaProcedures = {
     .output(addPasskeyOutput)
     .mutation(({ ctx, input }) => addPasskey(ctx.deps, ctx.auth, input, ctx.request)),
 
-  removePasskey: authedProcedure
+  removePasskey: passwordConfirmingProcedure(removePasskeyInput)
     .meta(authRoute('POST', 'mfa/passkeys/{id}/remove', 'Remove a passkey of the account', {
       protect: true,
       beforeMfaSetup: true,
       errors: { 400: WRONG_PROOF, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 403: STEP_UP, 404: 'NOT_FOUND: no passkey of this account has that id' },
     }))
-    .input(removePasskeyInput)
     .output(successOutput)
     .mutation(({ ctx, input }) => removePasskey(ctx.deps, ctx.auth, input, ctx.request)),
 };

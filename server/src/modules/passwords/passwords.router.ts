@@ -1,5 +1,5 @@
 import { messageOutput, successOutput } from '../../lib/validation.ts';
-import { authedProcedure, publicProcedure } from '../../trpc/procedures.ts';
+import { passwordConfirmingProcedure, publicProcedure } from '../../trpc/procedures.ts';
 import { AUTH_ROUTE_ERRORS, authRoute } from '../../trpc/rest-meta.ts';
 import { changePassword } from './passwords.change.ts';
 import { forgotPassword, resetPassword } from './passwords.reset.ts';
@@ -25,12 +25,11 @@ export const passwordsProcedures = {
     .output(messageOutput)
     .mutation(({ ctx, input }) => resetPassword(ctx.deps, input.token, input.password, ctx.request)),
 
-  changePassword: authedProcedure
+  changePassword: passwordConfirmingProcedure(changePasswordInput, 'current_password')
     .meta(authRoute('POST', 'password/change', 'Change the password; every other session ends', {
       protect: true,
       errors: { 400: INVALID_BODY, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 429: 'Too many password checks for this session' },
     }))
-    .input(changePasswordInput)
     .output(successOutput)
     .mutation(({ ctx, input }) => changePassword(ctx.deps, ctx.auth, input, ctx.request)),
 };
