@@ -162,7 +162,8 @@ test('garbage to every new route is a 4xx with a clear body, never a 5xx', async
   assertError(await json('identities/acme/unlink', 'password=x', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
   const unknownField = await post(service, 'identities/acme/unlink', account.token, { passwd: 'x' });
   assertError(unknownField, 400, 'VALIDATION_FAILED');
-  assert.equal(issuePaths(unknownField), ['passwd']);
+  // The account has a password, so the misspelt field leaves it missing too: both are named.
+  assert.equal(issuePaths(unknownField).sort(), ['passwd', 'password']);
   assertError(await post(service, 'identities/acme/unlink', account.token, { password: 5 }), 400, 'VALIDATION_FAILED');
   assertError(await post(service, 'identities/nobody/unlink', account.token, { password: PASSWORD }), 404, 'NOT_FOUND');
   assertError(await post(service, `identities/${'x'.repeat(300)}/unlink`, account.token, { password: PASSWORD }), 400, 'VALIDATION_FAILED');
