@@ -6,7 +6,7 @@ import Provider from 'oidc-provider';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PASSWORD, assertError, bearer, loginFrom, me, registerAndVerify } from './helpers/auth.ts';
-import { createBrowser, OAUTH, OIDC_SECRET, refusalOf, signInWith, startOidcProvider, throughProvider, type OidcProvider, type Person } from './helpers/identity-providers.ts';
+import { createBrowser, OAUTH, type Browser, OIDC_SECRET, refusalOf, signInWith, startOidcProvider, throughProvider, type OidcProvider, type Person } from './helpers/identity-providers.ts';
 import { freePort, startTestService, type TestService } from './helpers/service.ts';
 
 // What the callback checks of the provider's tokens (docs/API.md, Identity providers,
@@ -130,7 +130,7 @@ const failuresLogged = (service: TestService, provider: string, from: number) =>
     .map((line) => line.reason ?? '');
 
 /** A refusal as /login is told it: a 302 there, no session cookie, the reason in the notice cookie. */
-function assertRefused(service: TestService, browser: ReturnType<typeof createBrowser>, answer: { status: number; location?: string; text: string }, reason: string) {
+function assertRefused(service: TestService, browser: Browser, answer: { status: number; location?: string; text: string }, reason: string) {
   assert.is(answer.status, 302, answer.text.slice(0, 200));
   assert.is(answer.location, `${service.url}/login`);
   assert.is(refusalOf(service, browser), reason);
@@ -157,6 +157,7 @@ test('a callback used twice with the same state cookie: the provider refuses the
   const reasons = failuresLogged(service, 'acme', logged);
   assert.is(reasons.length, 1);
   assert.match(reasons[0], /: invalid_grant$/, 'the provider refused the code');
+  assert.not.ok(service.logs.text().includes(new URL(callback).searchParams.get('code')!), 'the code is not in the log');
   assert.equal(await allRows(service), rows);
   assert.is(await count(service, 'SELECT count(*) AS n FROM sessions WHERE account_id = $1', [accountId]), 1);
   assert.is(await accountsWith(service, 'replay@example.com'), 1);
