@@ -31,10 +31,15 @@ function clientSecretAuth(secret: string): oidc.ClientAuth {
 /** An http: endpoint is refused by the library unless allowed: config.ts allows one only outside production. */
 const insecure = (url: string) => url.startsWith('http:');
 
+/**
+ * The library checks an ID token's iss, aud, exp and nonce, but its signature only when asked
+ * (OpenID Connect lets a client trust TLS to the token endpoint instead): without
+ * enableNonRepudiationChecks, a token signed by a key the issuer's JWKS does not hold passes.
+ */
 async function discover(settings: Extract<OAuthClientSettings, { kind: 'oidc' }>): Promise<oidc.Configuration> {
   return oidc.discovery(new URL(settings.issuer), settings.clientId, undefined, clientSecretAuth(settings.clientSecret), {
     timeout: DISCOVERY_TIMEOUT_SECONDS,
-    execute: insecure(settings.issuer) ? [oidc.allowInsecureRequests] : [],
+    execute: [...(insecure(settings.issuer) ? [oidc.allowInsecureRequests] : []), oidc.enableNonRepudiationChecks],
   });
 }
 

@@ -8,7 +8,7 @@ import type { Credentials, RequestInfo } from '../../trpc/context.ts';
 import { startSecondStep } from '../mfa/index.ts';
 import { deviceOf, SESSION_RATE_RULES, startSession, type AuthContext, type LoginResult } from '../sessions/index.ts';
 import { accountForSignIn, linkToSignedIn, type Refusal } from './identities.accounts.ts';
-import { isCancellation, personOf } from './identities.profile.ts';
+import { failureReason, isCancellation, personOf } from './identities.profile.ts';
 import { callbackUrl, providerNamed } from './identities.providers.ts';
 import { openPending, sealPending, type PendingSignIn } from './identities.state.ts';
 
@@ -91,8 +91,7 @@ export async function finishSignIn(deps: Deps, callback: Callback, request: Requ
   try {
     person = await personOf(provider, configuration, url, pending);
   } catch (error) {
-    // The library's reason (a check that failed, a status); never a token or the secret.
-    deps.logger.warn({ provider: provider.name, reason: error instanceof Error ? error.message : String(error) }, 'identity provider sign-in failed');
+    deps.logger.warn({ provider: provider.name, reason: failureReason(error) }, 'identity provider sign-in failed');
     return { ...ended, kind: 'refused', reason: 'PROVIDER_FAILED' };
   }
   const context = { deps, provider, person, request };

@@ -53,3 +53,18 @@ export function personOf(provider: OAuthProviderConfig, configuration: oidc.Conf
 
 /** What the provider said when it refused (`error=` in the callback), e.g. the person cancelled. */
 export const isCancellation = (query: URLSearchParams) => query.get('error') === 'access_denied';
+
+/**
+ * Why the provider's answer did not hold up, for the log: the library's message is generic
+ * ("invalid response encountered"), the check that failed is its cause's ("JWT signature
+ * verification failed"), and a refusal by the provider has an OAuth code (`invalid_grant`).
+ * Never the cause's own details, which may hold a token's claims.
+ */
+export function failureReason(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const parts = [error.message];
+  if (error.cause instanceof Error) parts.push(error.cause.message);
+  const code = (error as { error?: unknown }).error;
+  if (typeof code === 'string' && /^[\w.-]{1,64}$/.test(code)) parts.push(code);
+  return parts.join(': ');
+}
