@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConfigError, loadConfig } from '../server/src/config.ts';
+import { refusal } from './helpers/config.ts';
 
 const test = suite<{ dirs: string[] }>('config: loadConfig validates the environment once');
 
@@ -23,17 +24,6 @@ function tempDir(context: { dirs: string[] }): string {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-config-'));
   context.dirs.push(dir);
   return dir;
-}
-
-/** The ConfigError loadConfig throws for `env`. */
-function refusal(env: Record<string, string>): ConfigError {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    assert.instance(error, ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
 }
 
 test('defaults', (context) => {

@@ -6,6 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConfigError, loadConfig } from '../server/src/config.ts';
 import { describeStartFailure } from '../server/src/roles/start-failure.ts';
+import { refusal } from './helpers/config.ts';
 
 // docs/CONFIGURATION.md, Identity providers: OAUTH_PROVIDERS and the variables named after each provider.
 
@@ -23,16 +24,6 @@ const PRODUCTION = {
   DATABASE_URL: 'postgres://gatehouse@db.internal/gatehouse',
   SMTP_URL: 'smtp://mail.internal:25',
 };
-
-function refusal(env: Record<string, string>): ConfigError {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    assert.instance(error, ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
-}
 
 const namesOf = (error: ConfigError) => error.problems.map((problem) => problem.split(':')[0]).sort();
 
