@@ -93,7 +93,7 @@ const BEHIND_FACES: Record<string, RegExp> = {
   'server/src/deps.ts': /^server\/src\/modules\/sessions\/sessions\.(?:cache|touches)\.ts$/,
   // The sealed columns' owners, for the DATA_KEY check deps.ts runs at start: the sites and
   // channels faces name Deps. Their repos import nothing that does.
-  'server/src/secrets/sealed-columns.ts': /^server\/src\/modules\/(accounts|sites|channels|mfa)\/\1\.repo\.ts$/,
+  'server/src/secrets/sealed-columns.ts': /^server\/src\/modules\/(accounts|sites|channels|mfa|events)\/\1\.repo\.ts$/,
 };
 
 test('every module has a face: an index.ts', () => {
@@ -255,6 +255,9 @@ const OWNERS: Record<string, string[]> = {
   mfa_challenges: [MFA_REPO],
   mfa_step_ups: [MFA_REPO],
   identities: ['server/src/modules/identities/identities.repo.ts'],
+  event_endpoints: ['server/src/modules/events/events.repo.ts'],
+  events: ['server/src/modules/events/events.repo.ts'],
+  event_deliveries: ['server/src/modules/events/events.repo.ts'],
   webhook_inbox: ['server/src/webhooks/inbox/repo.ts'],
   rate_limits: ['server/src/lib/rate-limiter.ts'],
   data_key_check: ['server/src/secrets/data-key-check.ts'],

@@ -50,7 +50,7 @@ test('a preflight from a listed origin: 204, the origin echoed, methods, headers
       assert.is(answer.status, 204, label);
       assert.is(answer.text, '');
       assertAllowed(answer, origin, label);
-      assert.equal(list(answer.headers.get('access-control-allow-methods')), ['get', 'post', 'delete'], label);
+      assert.equal(list(answer.headers.get('access-control-allow-methods')), ['get', 'post', 'patch', 'delete'], label);
       assert.equal(list(answer.headers.get('access-control-allow-headers')), ['content-type', 'authorization', 'x-request-id', 'trpc-accept'], label);
       assert.is(answer.headers.get('access-control-max-age'), '600', label);
     }

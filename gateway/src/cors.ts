@@ -8,7 +8,7 @@ const CORS_PATH = /^\/(?:trpc|api\/v1)(?:\/|$)/;
 /** The docs page and its files are for this origin's own visitors. */
 const DOCS_PATH = /^\/api\/v1\/docs(?:\/|$)/;
 
-const ALLOW_METHODS = ['GET', 'POST', 'DELETE'];
+const ALLOW_METHODS = ['GET', 'POST', 'PATCH', 'DELETE'];
 /**
  * JSON bodies, Bearer credentials and a request id the frontend may set for tracing; and
  * `trpc-accept`, which tRPC's streaming and subscription links send (httpBatchLink sends

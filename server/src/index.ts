@@ -40,6 +40,9 @@ export { PROVIDER_NAMES, type AnyWebhookProvider, type ProviderName } from './we
 export { createWebhookIntake } from './webhooks/inbox/intake.ts';
 export { countByProviderAndState, type InboxState } from './webhooks/inbox/repo.ts';
 
+// Events out: the age of the oldest delivery waiting, for the metrics.
+export { oldestPendingEventDeliveries } from './modules/events/index.ts';
+
 // Operators: the admin services the CLI calls (the admin procedures call the same).
 export * as adminService from './admin/admin.service.ts';
 export type { Actor } from './admin/admin.service.ts';

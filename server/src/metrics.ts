@@ -10,6 +10,8 @@ import type { Logger } from './lib/logger.ts';
 
 export type LoginOutcome = 'succeeded' | 'failed' | 'locked' | 'unverified' | 'rate_limited' | 'mfa_required' | 'mfa_failed';
 export type WebhookOutcome = 'accepted' | 'duplicate' | 'rejected';
+/** What one attempt to send an event came to: delivered (2xx), retry (to be tried again), dead (no tries left). */
+export type EventOutcome = 'delivered' | 'retry' | 'dead';
 
 /** One row of `countByProviderAndState` (webhooks/inbox/repo.ts). */
 export type InboxCount = { provider: string; state: string; count: number; oldest_received: Date | null };
@@ -36,6 +38,9 @@ export type Metrics = {
   /** `rule` is the rule's name (login-ip, register-address, …), never the key it counted. */
   countRateLimitRefusal(rule: string): void;
   readInboxFrom(source: InboxSource): void;
+  countEventDelivery(type: string, outcome: EventOutcome): void;
+  /** Where the age of the oldest pending event delivery is read from (handed over like the inbox's). */
+  readEventsFrom(source: () => Promise<Date | null>): void;
 };
 
 const INBOX_STATES = ['received', 'processed', 'ignored', 'dead'] as const;
@@ -89,6 +94,26 @@ export function createMetrics(options: { clock: Clock; logger: Logger }): Metric
     registers,
   });
   const inbox = registerInboxGauges(registry, options);
+  const eventDeliveries = new Counter({
+    name: 'event_deliveries_total',
+    help: 'Attempts to send an event out, by event type and outcome: delivered (2xx), retry (to be tried again), dead (no tries left).',
+    labelNames: ['type', 'outcome'] as const,
+    registers,
+  });
+  let oldestPendingEvent: (() => Promise<Date | null>) | undefined;
+  new Gauge({
+    name: 'event_oldest_pending_seconds',
+    help: 'Age of the oldest event delivery not yet delivered, dead or skipped; 0 when none waits.',
+    registers,
+    async collect() {
+      const oldest = await oldestPendingEvent?.().catch((error: unknown) => {
+        options.logger.warn({ err: error }, 'metrics: the oldest pending event could not be read');
+        return undefined;
+      });
+      if (oldest === undefined) return this.reset();
+      this.set(oldest ? Math.max(0, (options.clock.now().getTime() - oldest.getTime()) / 1000) : 0);
+    },
+  });
 
   return {
     registry,
@@ -103,6 +128,8 @@ export function createMetrics(options: { clock: Clock; logger: Logger }): Metric
     countLogin: (outcome) => logins.inc({ outcome }),
     countRateLimitRefusal: (rule) => rateLimitRefusals.inc({ rule }),
     readInboxFrom: inbox.readFrom,
+    countEventDelivery: (type, outcome) => eventDeliveries.inc({ type, outcome }),
+    readEventsFrom: (source) => (oldestPendingEvent = source),
   };
 }
 

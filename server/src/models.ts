@@ -5,6 +5,7 @@ import { accountsTable, emailTokensTable } from './modules/accounts/index.ts';
 import { auditEventsTable } from './modules/activity/index.ts';
 import { billingSubscriptionsTable } from './modules/billing/index.ts';
 import { channelMessagesTable, channelsTable } from './modules/channels/index.ts';
+import { EVENT_TABLES } from './modules/events/index.ts';
 import { identitiesTable } from './modules/identities/index.ts';
 import { MFA_TABLES } from './modules/mfa/index.ts';
 import { operatorChatsTable, operatorLinkCodesTable } from './modules/notifications/index.ts';
@@ -33,6 +34,7 @@ export const MODELS: readonly TableModel[] = [
   operatorChatsTable,
   ...MFA_TABLES,
   identitiesTable,
+  ...EVENT_TABLES,
   webhookInboxTable,
   dataKeyCheckTable,
   schemaMigrationsTable,

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { AppError, bearerToken, countByProviderAndState, PROVIDER_NAMES, safeEqual, type Deps } from '../../../server/src/index.ts';
+import { AppError, bearerToken, countByProviderAndState, oldestPendingEventDeliveries, PROVIDER_NAMES, safeEqual, type Deps } from '../../../server/src/index.ts';
 
 /**
  * GET /metrics, Prometheus text, for whoever holds METRICS_TOKEN (docs/OPERATIONS.md, Metrics).
@@ -11,6 +11,7 @@ export function mountMetrics(router: Router, deps: Deps): void {
   const { metrics } = deps;
   // The inbox gauges' one query: see InboxSource in server/src/metrics.ts for why it is handed over here.
   metrics.readInboxFrom({ read: () => countByProviderAndState(deps.db), providers: PROVIDER_NAMES });
+  metrics.readEventsFrom(() => oldestPendingEventDeliveries(deps.db));
 
   router.get('/metrics', async (ctx) => {
     const presented = bearerToken(ctx.get('authorization')) ?? '';

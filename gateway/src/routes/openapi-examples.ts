@@ -26,6 +26,29 @@ const USER = {
 /** What an administrator is shown of an account: never its key. */
 const { api_key: _apiKey, ...ACCOUNT } = USER;
 
+/** An endpoint of events out, as the operators see it (never its secret). */
+const EVENT_ENDPOINT = {
+  id: '8c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f',
+  url: 'https://profiles.internal.example/hooks/gatehouse',
+  description: 'Public profiles',
+  events: ['account.created', 'account.updated', 'account.deleted'],
+  enabled: true,
+  created_at: CREATED_AT,
+};
+
+const EVENT_DELIVERY = {
+  id: '3f0c2a9e-7b1d-4c6e-9a52-8d4e1f0b6c73',
+  endpoint_id: EVENT_ENDPOINT.id,
+  event_id: 'msg_2ZbQm9xVt4KcR7wLp0aN1eYd',
+  type: 'account.updated',
+  state: 'delivered',
+  attempts: 2,
+  last_status: 200,
+  last_error: null,
+  next_attempt_at: null,
+  created_at: '2026-11-23T12:05:00.000Z',
+};
+
 const message = (text: string) => ({ success: true, message: text });
 const SUCCESS = { success: true };
 const TOKEN = 'Zx3q9Kp2Lw7Vb5Nm1Rt8Yc4Hd6Jf0Gs2Ua9Ie3Ok7Pl';
@@ -217,4 +240,29 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   'admin-findAccount': { response: { success: true, account: { ...ACCOUNT, mfa: true } } },
   'admin-revokeSessions': { response: { success: true, revoked: 2 } },
   'admin-resetMfa': { response: SUCCESS },
+  'admin-createEventEndpoint': {
+    request: { url: 'https://profiles.internal.example/hooks/gatehouse', events: ['account.created', 'account.updated', 'account.deleted'], description: 'Public profiles' },
+    response: { success: true, endpoint: EVENT_ENDPOINT, secret: 'whsec_bm90LWEtcmVhbC1zZWNyZXQtanVzdC1hbi1leGFtcGxl' },
+  },
+  'admin-eventEndpoints': { response: { success: true, items: [EVENT_ENDPOINT] } },
+  'admin-updateEventEndpoint': { request: { enabled: true }, response: { success: true, endpoint: EVENT_ENDPOINT } },
+  'admin-rotateEventEndpointSecret': { request: { grace_seconds: 3600 }, response: { success: true, secret: 'whsec_YW5vdGhlci1tYWRlLXVwLXNlY3JldC1ieXRlcw==' } },
+  'admin-deleteEventEndpoint': { response: SUCCESS },
+  'admin-eventDeliveries': { response: { success: true, items: [EVENT_DELIVERY], next_cursor: null } },
+  'admin-eventDelivery': {
+    response: {
+      success: true,
+      delivery: {
+        ...EVENT_DELIVERY,
+        body: '{"type":"account.updated","timestamp":"2026-11-23T12:05:00.000Z","data":{"account":{"id":42,"email":"ada@example.com","name":"Ada Lovelace","company":"Analytical Engines Ltd","plan":"pro","role":"user","email_verified":true,"created_at":"2026-11-23T12:00:00.000Z"},"changed":["plan"]}}',
+        attempts_log: [
+          { at: '2026-11-23T12:05:00.120Z', status: 503, error: 'HTTP 503: upstream unavailable', ms: 41 },
+          { at: '2026-11-23T12:05:05.480Z', status: 200, error: null, ms: 12 },
+        ],
+      },
+    },
+  },
+  'admin-retryEventDelivery': { response: SUCCESS },
+  'admin-retryDeadEventDeliveries': { request: { since: '2026-11-23T00:00:00Z' }, response: { success: true, retried: 14 } },
+  'admin-testEventEndpoint': { response: { success: true, delivery_id: '3f0c2a9e-7b1d-4c6e-9a52-8d4e1f0b6c73' } },
 };

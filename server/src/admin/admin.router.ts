@@ -17,6 +17,7 @@ import {
   replayedOutput,
   revokedSessionsOutput,
 } from './admin.schemas.ts';
+import { eventProcedures } from './admin.events.ts';
 import { findAccount, inboxStats, listInbox, replayDeliveries, replayDelivery, resetAccountMfa, revokeAccountSessions, showDelivery, type Actor } from './admin.service.ts';
 
 const NOT_ADMIN = { 401: 'No valid JWT, API key or cookie', 403: 'FORBIDDEN: the account is not an administrator' };
@@ -98,4 +99,6 @@ export const adminRouter = router({
       await resetAccountMfa(ctx.deps, actor(ctx), { id: input.id });
       return { success: true as const };
     }),
+
+  ...eventProcedures,
 });

@@ -6,8 +6,9 @@ import { inBatches } from '../lib/batches.ts';
 import { inTransaction } from '../lib/queue.ts';
 import { isUuid } from '../lib/text.ts';
 import type { Queryable } from '../lib/db.ts';
-import { accountRowByEmail, lockAccount as lockAccountRow, setRole as setAccountRole, toAccountSummary, type LockedAccount } from '../modules/accounts/index.ts';
+import { accountRowByEmail, emitAccountEvent, lockAccount as lockAccountRow, setRole as setAccountRole, toAccountSummary, type LockedAccount } from '../modules/accounts/index.ts';
 import { recordEvent, type AuditEvent } from '../modules/activity/index.ts';
+import { emitSecurityChange } from '../modules/events/index.ts';
 import { sessionsRevokedByAdminNotice, signOutEverywhere } from '../modules/sessions/index.ts';
 import { factorNotice, hasSecondFactor, removeAllFactors } from '../modules/mfa/index.ts';
 import { reencryptSecrets as reencrypt, type ReencryptProgress, type ReencryptReport } from '../secrets/reencrypt.ts';
@@ -154,6 +155,7 @@ export async function setRole(deps: Deps, actor: Actor, email: string, role: 'ad
     if (account.role !== role) {
       await setAccountRole(tx, account.id, role, deps.clock.now());
       await audit(deps, tx, actor, 'admin.role_changed', { account: account.id, role });
+      await emitAccountEvent(tx, deps.clock, account.id, ['role']);
     }
     return { id: account.id, changed: account.role !== role };
   });
@@ -194,6 +196,7 @@ export async function revokeAccountSessions(deps: Deps, actor: Actor, target: Ac
     const count = await signOutEverywhere(tx, deps.clock, account.id);
     const byAdmin = { ip: '', requestId: actor.request.requestId };
     await recordEvent(tx, deps.clock, 'session.revoked', { accountId: account.id }, byAdmin, { count, by: 'admin' });
+    await emitSecurityChange(tx, deps.clock, account.id, 'sessions_revoked');
     await audit(deps, tx, actor, 'admin.sessions_revoked', { account: account.id, revoked: count });
     return { owner: account, revoked: count };
   });
@@ -214,6 +217,7 @@ export async function resetAccountMfa(deps: Deps, actor: Actor, target: AccountT
     const removed = await removeAllFactors(tx, account.id);
     const byAdmin = { ip: '', requestId: actor.request.requestId };
     await recordEvent(tx, deps.clock, 'mfa.disabled', { accountId: account.id }, byAdmin, { by: 'admin', ...removed });
+    await emitSecurityChange(tx, deps.clock, account.id, 'mfa');
     await audit(deps, tx, actor, 'admin.mfa_reset', { account: account.id, ...removed });
     return { owner: account, removed };
   });

@@ -12,6 +12,7 @@ import * as dataKeyCheck from './0007-data-key-check.ts';
 import * as webhookSecretNotify from './0008-webhook-secret-notify.ts';
 import * as secondFactor from './0009-second-factor.ts';
 import * as identities from './0010-identities.ts';
+import * as eventsOut from './0011-events-out.ts';
 
 export type { Migration, MigrationContext } from './context.ts';
 
@@ -27,6 +28,7 @@ export const MIGRATIONS = [
   { name: '0008-webhook-secret-notify', ...webhookSecretNotify },
   { name: '0009-second-factor', ...secondFactor },
   { name: '0010-identities', ...identities },
+  { name: '0011-events-out', ...eventsOut },
 ];
 
 const MIGRATION_NAMES = MIGRATIONS.map((migration) => migration.name);

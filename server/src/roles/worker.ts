@@ -2,6 +2,8 @@ import type { Deps } from '../deps.ts';
 import { runHousekeeping } from './housekeeping.ts';
 import { QUEUES, type PasswordResetJob, type WebhookJob } from '../jobs.ts';
 import type { PgBoss } from '../lib/queue.ts';
+import { adminAddresses } from '../modules/accounts/index.ts';
+import { endpointDisabledNotice, startEventSender } from '../modules/events/index.ts';
 import { sendResetLink } from '../modules/passwords/index.ts';
 import { sendOperatorMessage, type OperatorMessage } from '../modules/notifications/index.ts';
 import { startInboxDispatcher } from '../webhooks/inbox/dispatcher.ts';
@@ -19,7 +21,7 @@ export type WorkerOptions = {
   withGateway: boolean;
 };
 
-/** Processes queued jobs (webhook effects, notifications) and runs housekeeping. */
+/** Processes queued jobs (webhook effects, notifications), sends events out, and runs housekeeping. */
 export async function startWorker(deps: Deps, options: WorkerOptions): Promise<Worker> {
   const { queue, logger } = deps;
   // The embedded database has one connection, shared with the gateway: one entry per
@@ -73,6 +75,12 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
 
   const dispatcher = startInboxDispatcher(deps, () => webhookWorker && queue.notifyWorker(webhookWorker));
   const sweeper = startInboxSweeper(deps);
+  const events = startEventSender(deps, {
+    onOutcome: (type, outcome) => deps.metrics.countEventDelivery(type, outcome),
+    async onEndpointDisabled(endpoint) {
+      for (const admin of await adminAddresses(deps.db)) deps.mailer.sendInBackground(endpointDisabledNotice(admin.email, admin.name, endpoint, deps.config.publicUrl));
+    },
+  });
   const cleanup = setInterval(() => {
     runHousekeeping(deps).catch((error) => deps.logger.warn({ err: error }, 'housekeeping failed'));
   }, 60_000);
@@ -82,6 +90,7 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
       clearInterval(cleanup);
       await dispatcher.stop();
       await sweeper.stop();
+      await events.stop();
       for (const name of Object.values(QUEUES)) await queue.offWork(name);
       await handlers.drain();
     },

@@ -38,7 +38,7 @@ function mergeErrors(...tables: Array<Record<number, string>>): Record<number, s
  * A procedure's REST route under /api/v1, with every status it can answer with. `path` is
  * relative to /api/v1 (`/auth/login`); its first segment is the route's tag.
  */
-export function restRoute(method: 'GET' | 'POST' | 'DELETE', path: `/${string}`, summary: string, route: RestRoute): ProcedureMeta {
+export function restRoute(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: `/${string}`, summary: string, route: RestRoute): ProcedureMeta {
   const writes = method !== 'GET';
   return {
     successStatus: route.successStatus,
@@ -50,7 +50,7 @@ export function restRoute(method: 'GET' | 'POST' | 'DELETE', path: `/${string}`,
       summary,
       protect: route.protect ?? false,
       errorResponses: mergeErrors(
-        method === 'POST' ? BODY_ERRORS : {},
+        method === 'POST' || method === 'PATCH' ? BODY_ERRORS : {},
         writes && route.protect ? CROSS_SITE : {},
         route.errors,
         route.protect && !route.beforeMfaSetup ? MFA_SETUP : {},

@@ -1,6 +1,7 @@
 import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
 import { recordEvent } from '../activity/index.ts';
+import { emitEvent } from '../events/index.ts';
 import { requireStepUp, type Proof } from '../mfa/index.ts';
 import { confirmPassword } from '../passwords/index.ts';
 import type { AuthContext } from '../sessions/index.ts';
@@ -21,6 +22,7 @@ export async function deleteAccount(deps: Deps, auth: AuthContext, input: { pass
   await deps.db.transaction(async (tx) => {
     await recordEvent(tx, deps.clock, 'account.deleted', { accountId: account.id }, request, { account_id: account.id });
     await deleteAccountRow(tx, account.id);
+    await emitEvent(tx, deps.clock, { type: 'account.deleted', data: { account_id: account.id } });
   });
   deps.authCache.evictAccount(account.id);
   // Its sites and channels are gone: their webhooks are a 404 from now on, here at once.

@@ -7,6 +7,7 @@ import { recordEvent } from '../activity/index.ts';
 import { requireStepUp, type Proof } from '../mfa/index.ts';
 import { confirmPassword } from '../passwords/index.ts';
 import type { AuthContext } from '../sessions/index.ts';
+import { emitAccountEvent } from './accounts.events.ts';
 import { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
 import { emailChangedNotice, emailChangeMail, emailChangeRequestedNotice, emailTakenNotice } from './accounts.mails.ts';
 import { accountByEmail, emailIsTaken, lockAccount, setEmail } from './accounts.repo.ts';
@@ -62,6 +63,7 @@ export async function confirmEmailChange(deps: Deps, token: string, request: Req
     await setEmail(tx, used.account_id, used.new_email, deps.clock.now());
     await voidTokens(tx, deps.clock, used.account_id, TAKEOVER_LINKS);
     await recordEvent(tx, deps.clock, 'email.changed', { accountId: used.account_id }, request);
+    await emitAccountEvent(tx, deps.clock, used.account_id, ['email']);
     return { accountId: used.account_id, notice: emailChangedNotice(before.email, before.name, used.new_email) };
   }).catch((error: { parent?: { code?: string }; code?: string }) => {
     // A registration that took the address between the check and the update.

@@ -49,6 +49,11 @@ export async function accountRowByEmail(db: Queryable, email: string): Promise<A
   return account;
 }
 
+/** Every administrator with a verified address: whom an operator's notice goes to. */
+export function adminAddresses(db: Queryable): Promise<Array<{ email: string; name: string }>> {
+  return db.query<{ email: string; name: string }>("SELECT email, name FROM accounts WHERE role = 'admin' AND email_verified ORDER BY id");
+}
+
 /** The account that has this address, if any: whom a mail to it would name. */
 export async function accountByEmail(db: Queryable, email: string): Promise<{ id: number; name: string } | undefined> {
   const [account] = await db.query<{ id: number; name: string }>('SELECT id, name FROM accounts WHERE email = $1', [email]);
@@ -136,9 +141,9 @@ export async function setRole(tx: Queryable, accountId: number, role: AccountRec
   await tx.query('UPDATE accounts SET role = $2, updated_at = $3 WHERE id = $1', [accountId, role, now]);
 }
 
-/** Sets the account's plan, writing (and notifying) only when it changes. */
-export async function setPlan(tx: Queryable, accountId: number, plan: string, now: Date): Promise<void> {
-  await tx.query('UPDATE accounts SET plan = $2, updated_at = $3 WHERE id = $1 AND plan IS DISTINCT FROM $2', [accountId, plan, now]);
+/** Sets the account's plan, writing (and notifying) only when it changes; whether it did. */
+export async function setPlan(tx: Queryable, accountId: number, plan: string, now: Date): Promise<boolean> {
+  return (await tx.query('UPDATE accounts SET plan = $2, updated_at = $3 WHERE id = $1 AND plan IS DISTINCT FROM $2 RETURNING id', [accountId, plan, now])).length > 0;
 }
 
 /** Removes the account; the schema's cascades take what hangs on it. */

@@ -8,6 +8,7 @@ import { rateLimitSubject } from '../../lib/rate-limiter.ts';
 import { recordEvent } from '../activity/index.ts';
 import { apiKeyHash, apiKeyPlace } from '../keys/index.ts';
 import { checkNewPassword } from '../passwords/index.ts';
+import { emitAccountEvent } from './accounts.events.ts';
 import { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
 import { alreadyRegisteredMail, verificationMail } from './accounts.mails.ts';
 import * as repo from './accounts.repo.ts';
@@ -80,7 +81,10 @@ export async function verifyEmail(deps: Deps, token: string, request: RequestInf
     if (!used) return false;
     const changed = await repo.markVerified(tx, used, deps.clock.now());
     await voidTokens(tx, deps.clock, used.account_id, ['verify']);
-    if (changed) await recordEvent(tx, deps.clock, 'email.verified', { accountId: used.account_id }, request);
+    if (changed) {
+      await recordEvent(tx, deps.clock, 'email.verified', { accountId: used.account_id }, request);
+      await emitAccountEvent(tx, deps.clock, used.account_id);
+    }
     return true;
   });
   if (!verified) throw new AppError('INVALID_TOKEN');

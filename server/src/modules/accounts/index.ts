@@ -4,6 +4,7 @@
 // context: sessions/ (which deps.ts builds on) names AccountRow. The procedures
 // (accounts.router.ts) are merged into auth.* by server/src/router.ts.
 export { claimUnverifiedAccount, createProviderAccount } from './accounts.from-provider.ts';
+export { emitAccountEvent } from './accounts.events.ts';
 export { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
 export { ACCOUNT_COLUMNS, accountsTable, emailTokensTable, type AccountRecord, type AccountRow } from './accounts.model.ts';
 export { toAccountSummary, toUser, userSchema, type User } from './accounts.profile.ts';
@@ -11,6 +12,7 @@ export {
   accountByApiKeyHash,
   accountByEmail,
   accountById,
+  adminAddresses,
   accountByPreviousApiKeyHash,
   accountForLogin,
   accountIdByEmailSql,

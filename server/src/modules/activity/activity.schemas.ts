@@ -47,6 +47,15 @@ export const AUDIT_EVENTS = [
   'admin.account_read',
   'admin.sessions_revoked',
   'admin.mfa_reset',
+  // Events out (modules/events): endpoints and their deliveries.
+  'admin.event_endpoint_created',
+  'admin.event_endpoint_updated',
+  'admin.event_endpoint_secret_rotated',
+  'admin.event_endpoint_deleted',
+  'admin.event_endpoint_tested',
+  'admin.event_deliveries_read',
+  'admin.event_delivery_retried',
+  'admin.event_deliveries_retried',
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 

@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import { lockNames } from '../../lib/advisory-locks.ts';
 import type { Tx } from '../../lib/db.ts';
-import { lockAccount, setPlan } from '../accounts/index.ts';
+import { emitAccountEvent, lockAccount, setPlan } from '../accounts/index.ts';
 import * as repo from './billing.repo.ts';
 
 const LIVE_STATUSES = ['active', 'trialing', 'past_due'];
@@ -42,7 +42,7 @@ async function applyBestPlan(deps: Deps, tx: Tx, accountId: number): Promise<voi
   const live = await repo.pricesOf(tx, accountId, LIVE_STATUSES);
   const best = Math.max(-1, ...live.map((priceId) => prices.indexOf(priceId ?? '')));
   const plan = best < 0 ? FREE_PLAN : deps.config.billingPlans.get(prices[best])!;
-  await setPlan(tx, accountId, plan, deps.clock.now());
+  if (await setPlan(tx, accountId, plan, deps.clock.now())) await emitAccountEvent(tx, deps.clock, accountId, ['plan']);
 }
 
 /** Even a change that cannot set a plan (unknown price) advances the order, so an older one cannot win later. */

@@ -2,6 +2,7 @@ import type { Deps } from '../../deps.ts';
 import type { Tx } from '../../lib/db.ts';
 import { enqueueOperatorMessages, operatorChatsOf } from '../notifications/index.ts';
 import * as repo from './channels.repo.ts';
+import { emitEvent } from '../events/index.ts';
 
 export type VisitorMessage = {
   conversationId: string;
@@ -33,6 +34,10 @@ export async function storeVisitorMessage(deps: Deps, tx: Tx, origin: MessageOri
     created_at: origin.receivedAt,
   });
   if (!stored) return undefined;
+  await emitEvent(tx, deps.clock, {
+    type: 'message.received',
+    data: { channel_id: origin.channelId, account_id: channel.account_id, conversation_id: message.conversationId, external_user_id: message.externalUserId, text: message.text },
+  });
   const chats = await operatorChatsOf(tx, channel.account_id);
   const text = `${channel.name} (${PLATFORM_LABELS[channel.platform] ?? channel.platform}), ${message.senderName ?? 'a visitor'}:\n${message.text}`;
   await enqueueOperatorMessages(deps, tx, chats.map((chatId) => ({ chatId, text })));

@@ -5,8 +5,9 @@ import type { Queryable } from '../../lib/db.ts';
 import type { Mail } from '../../lib/mailer.ts';
 import { emailSchema } from '../../lib/validation.ts';
 import type { RequestInfo } from '../../trpc/context.ts';
-import { accountById, claimUnverifiedAccount, createProviderAccount, lockAccountRowByEmail, type AccountRow } from '../accounts/index.ts';
+import { accountById, claimUnverifiedAccount, createProviderAccount, emitAccountEvent, lockAccountRowByEmail, type AccountRow } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
+import { emitSecurityChange } from '../events/index.ts';
 import { apiKeyHash, apiKeyPlace } from '../keys/index.ts';
 import { revokeSessions } from '../sessions/index.ts';
 import { identityNotice } from './identities.mails.ts';
@@ -23,11 +24,16 @@ type Context = { deps: Deps; provider: OAuthProviderConfig; person: ProviderPers
 
 const accountUrl = (deps: Deps) => `${deps.config.publicUrl}/account`;
 
-/** The link and what it is recorded as, in the caller's transaction; the notice to mail once it commits. */
-async function link(tx: Queryable, { deps, provider, person, request }: Context, account: AccountRow) {
+/**
+ * The link and what it is recorded as, in the caller's transaction; the notice to mail once it
+ * commits. Linking to an account that existed before is a security change it is told of; a
+ * new account's first link is part of its creation.
+ */
+async function link(tx: Queryable, { deps, provider, person, request }: Context, account: AccountRow, fresh = false) {
   const linked = await insertIdentity(tx, deps.clock, account.id, { provider: provider.name, subject: person.subject, email: person.email ?? null });
   if (!linked) return undefined;
   await recordEvent(tx, deps.clock, 'identity.linked', { accountId: account.id }, request, { provider: provider.name });
+  if (!fresh) await emitSecurityChange(tx, deps.clock, account.id, 'identity');
   return identityNotice(account.email, account.name, 'linked', provider.label, accountUrl(deps));
 }
 
@@ -73,7 +79,9 @@ export async function accountForSignIn(context: Context): Promise<Choice> {
     });
     if (created) {
       await recordEvent(tx, deps.clock, 'account.registered', { accountId: created.id }, request, { provider: provider.name });
-      await link(tx, context, created);
+      await link(tx, context, created, true);
+      // Made with an address the provider verified: it exists for the platform from now.
+      await emitAccountEvent(tx, deps.clock, created.id);
       return { choice: { account: created } };
     }
     const existing = await lockAccountRowByEmail(tx, email);
@@ -83,6 +91,7 @@ export async function accountForSignIn(context: Context): Promise<Choice> {
       await claimUnverifiedAccount(tx, deps.clock, existing.id);
       await revokeSessions(tx, deps.clock, existing.id);
       await recordEvent(tx, deps.clock, 'email.verified', { accountId: existing.id }, request, { provider: provider.name });
+      await emitAccountEvent(tx, deps.clock, existing.id);
     }
     const notice = await link(tx, context, existing);
     return { choice: { account: { ...existing, email_verified: true } }, notice };

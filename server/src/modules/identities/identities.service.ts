@@ -3,6 +3,7 @@ import { AppError } from '../../errors/errors.ts';
 import type { RequestInfo } from '../../trpc/context.ts';
 import { lockAccountPassword, passwordHashOf } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
+import { emitSecurityChange } from '../events/index.ts';
 import { requireStepUp, type Proof } from '../mfa/index.ts';
 import { confirmPassword } from '../passwords/index.ts';
 import type { AuthContext } from '../sessions/index.ts';
@@ -42,6 +43,7 @@ export async function unlinkIdentity(deps: Deps, auth: AuthContext, input: { nam
     if (!hasPassword && !others.length) throw new AppError('CONFLICT', LAST_WAY_IN);
     if (!(await deleteIdentity(tx, auth.account.id, input.name))) throw new AppError('NOT_FOUND', 'This provider is not connected to your account.');
     await recordEvent(tx, deps.clock, 'identity.unlinked', { accountId: auth.account.id }, request, { provider: input.name });
+    await emitSecurityChange(tx, deps.clock, auth.account.id, 'identity');
   });
   const label = labelOf(deps.config, input.name);
   deps.mailer.sendInBackground(identityNotice(auth.account.email, auth.account.name, 'unlinked', label, `${deps.config.publicUrl}/account`));

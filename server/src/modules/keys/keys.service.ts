@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.ts';
 import { randomHex } from '../../lib/crypto.ts';
 import { replaceApiKey } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
+import { emitSecurityChange } from '../events/index.ts';
 import { requireStepUp, type Proof } from '../mfa/index.ts';
 import type { AuthContext } from '../sessions/index.ts';
 import { apiKeyRotatedNotice } from './keys.mails.ts';
@@ -24,6 +25,7 @@ export async function rotateApiKey(deps: Deps, auth: AuthContext, input: { grace
     const key = { hash: apiKeyHash(deps, apiKey), sealed: deps.secretBox.seal(apiKey, apiKeyPlace(auth.account.id)), previousUntil };
     await replaceApiKey(tx, auth.account.id, key, now);
     await recordEvent(tx, deps.clock, 'api_key.rotated', { accountId: auth.account.id }, request, { grace_seconds: graceSeconds });
+    await emitSecurityChange(tx, deps.clock, auth.account.id, 'api_key');
   });
   deps.authCache.evictAccount(auth.account.id);
   deps.mailer.sendInBackground(apiKeyRotatedNotice(auth.account.email, auth.account.name, previousUntil));

@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
 import type { Queryable } from '../../lib/db.ts';
 import { recordEvent, type AuditEvent } from '../activity/index.ts';
+import { emitSecurityChange } from '../events/index.ts';
 import { confirmPassword } from '../passwords/index.ts';
 import type { AuthContext } from '../sessions/index.ts';
 import { factorNotice, type FactorChange } from './mfa.mails.ts';
@@ -39,6 +40,7 @@ export async function issueRecoveryCodes(deps: Deps, tx: Queryable, accountId: n
 /** A change to the account's factors: in its activity, in the same transaction, and mailed to its owner. */
 export async function recordFactorChange(deps: Deps, tx: Queryable, auth: AuthContext, event: AuditEvent, change: FactorChange, request: RequestInfo, data?: Record<string, unknown>) {
   await recordEvent(tx, deps.clock, event, { accountId: auth.account.id }, request, data);
+  await emitSecurityChange(tx, deps.clock, auth.account.id, 'mfa');
   return factorNotice(auth.account.email, auth.account.name, change, `${deps.config.publicUrl}/account`);
 }
 

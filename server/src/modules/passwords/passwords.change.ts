@@ -2,6 +2,7 @@ import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
 import { setPasswordHash, TAKEOVER_LINKS, voidTokens } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
+import { emitSecurityChange } from '../events/index.ts';
 import { requireStepUp, type Proof } from '../mfa/index.ts';
 import { revokeSessions, type AuthContext } from '../sessions/index.ts';
 import { confirmPassword } from './passwords.check.ts';
@@ -24,6 +25,7 @@ export async function changePassword(deps: Deps, auth: AuthContext, input: { cur
     await revokeSessions(tx, deps.clock, auth.account.id, auth.sessionId);
     await voidTokens(tx, deps.clock, auth.account.id, TAKEOVER_LINKS);
     await recordEvent(tx, deps.clock, 'password.changed', { accountId: auth.account.id }, request);
+    await emitSecurityChange(tx, deps.clock, auth.account.id, 'password');
   });
   deps.authCache.evictAccount(auth.account.id);
   deps.mailer.sendInBackground(passwordChangedNotice(auth.account.email, auth.account.name, `${deps.config.publicUrl}/account`));

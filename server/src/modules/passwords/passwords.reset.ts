@@ -6,6 +6,7 @@ import { QUEUES, type PasswordResetJob } from '../../jobs.ts';
 import { rateLimitSubject } from '../../lib/rate-limiter.ts';
 import { accountByEmail, ACCOUNT_RATE_RULES, issueToken, liveTokenOwner, setPasswordHashByMail, TAKEOVER_LINKS, useToken, voidTokens } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
+import { emitSecurityChange } from '../events/index.ts';
 import { revokeSessions, SESSION_RATE_RULES } from '../sessions/index.ts';
 import { PASSWORD_RATE_RULES } from './passwords.limits.ts';
 import { passwordResetNotice, resetMail } from './passwords.mails.ts';
@@ -62,6 +63,7 @@ export async function resetPassword(deps: Deps, token: string, password: string,
     await revokeSessions(tx, deps.clock, used.account_id);
     await voidTokens(tx, deps.clock, used.account_id, [...TAKEOVER_LINKS, 'verify']);
     await recordEvent(tx, deps.clock, 'password.reset', { accountId: used.account_id }, request);
+    await emitSecurityChange(tx, deps.clock, used.account_id, 'password');
     return { id: used.account_id, ...row };
   });
   if (!account) throw new AppError('INVALID_TOKEN');

@@ -6,6 +6,7 @@ import type { Queryable } from '../../lib/db.ts';
 import { isUuid } from '../../lib/text.ts';
 import { TAKEOVER_LINKS, voidTokens } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
+import { emitSecurityChange } from '../events/index.ts';
 import { sessionIdle } from './sessions.credentials.ts';
 import * as repo from './sessions.repo.ts';
 import type { AuthContext } from './sessions.types.ts';
@@ -52,7 +53,10 @@ export async function revokeSession(deps: Deps, auth: AuthContext, sessionId: st
   const revoked = await deps.db.transaction(async (tx) => {
     const now = deps.clock.now();
     const revoked = isUuid(sessionId) && (await repo.revokeLiveSession(tx, sessionId, auth.account.id, now));
-    if (revoked) await recordEvent(tx, deps.clock, 'session.revoked', { accountId: auth.account.id }, request, { session: sessionId.toLowerCase() });
+    if (revoked) {
+      await recordEvent(tx, deps.clock, 'session.revoked', { accountId: auth.account.id }, request, { session: sessionId.toLowerCase() });
+      await emitSecurityChange(tx, deps.clock, auth.account.id, 'sessions_revoked');
+    }
     return revoked;
   });
   if (!revoked) throw new AppError('NOT_FOUND', 'No such session.');
@@ -74,7 +78,10 @@ export async function signOutEverywhere(tx: Queryable, clock: Clock, accountId: 
 export async function revokeAllSessions(deps: Deps, auth: AuthContext, keepCurrent: boolean, request: RequestInfo) {
   const revoked = await deps.db.transaction(async (tx) => {
     const count = await signOutEverywhere(tx, deps.clock, auth.account.id, keepCurrent ? auth.sessionId : undefined);
-    if (count) await recordEvent(tx, deps.clock, 'session.revoked', { accountId: auth.account.id }, request, { count, kept_current: keepCurrent });
+    if (count) {
+      await recordEvent(tx, deps.clock, 'session.revoked', { accountId: auth.account.id }, request, { count, kept_current: keepCurrent });
+      await emitSecurityChange(tx, deps.clock, auth.account.id, 'sessions_revoked');
+    }
     return count;
   });
   deps.authCache.evictAccount(auth.account.id);

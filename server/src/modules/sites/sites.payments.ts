@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import { lockNames } from '../../lib/advisory-locks.ts';
 import type { Tx } from '../../lib/db.ts';
+import { emitEvent } from '../events/index.ts';
 import * as repo from './sites.repo.ts';
 import type { PaymentStatus } from './sites.schemas.ts';
 
@@ -21,9 +22,16 @@ type PaymentState = { status: PaymentStatus; at: Date; amount: number | undefine
  * Returns why nothing changed when the site is gone.
  */
 export async function applyPaymentChange(deps: Deps, tx: Tx, siteKey: string, change: PaymentChange): Promise<string | undefined> {
-  const siteId = await repo.siteIdOf(tx, siteKey);
-  if (siteId === undefined) return 'the site no longer exists';
-  await applyChange(deps, tx, siteId, change);
+  const site = await repo.siteOfDelivery(tx, siteKey);
+  if (!site) return 'the site no longer exists';
+  const { before, after } = await applyChange(deps, tx, site.id, change);
+  // The platform hears of a payment when its status moves, not of every event that restates it.
+  if (before !== after.status) {
+    await emitEvent(tx, deps.clock, {
+      type: 'payment.updated',
+      data: { site_key: siteKey, account_id: site.account_id, reference: after.reference, status: after.status, amount: after.amount ?? null, currency: after.currency ?? null },
+    });
+  }
   return undefined;
 }
 
@@ -31,13 +39,14 @@ export async function applyPaymentChange(deps: Deps, tx: Tx, siteKey: string, ch
  * A payment is keyed by its payment intent, else by its checkout session. A session seen
  * before its payment intent was known is re-keyed (merged) once an event links the two.
  */
-async function applyChange(deps: Deps, tx: Tx, siteId: number, change: PaymentChange): Promise<void> {
+async function applyChange(deps: Deps, tx: Tx, siteId: number, change: PaymentChange): Promise<{ before: PaymentStatus | undefined; after: PaymentState & { reference: string } }> {
   const keys = [change.reference, change.checkoutSession].filter((key): key is string => Boolean(key));
   await lockNames(tx, keys.map((key) => `payment:${siteId}:${key}`));
   const rows = await repo.lockPayments(tx, siteId, keys);
   const reference = targetReference(change, rows);
   let state: PaymentState | undefined;
   for (const row of rows) state = merge(state, fromRow(row));
+  const before = state?.status;
   state = merge(state, change);
   const stale = rows.filter((row) => row.reference !== reference).map((row) => row.reference);
   if (stale.length) await repo.deletePayments(tx, siteId, stale);
@@ -51,6 +60,7 @@ async function applyChange(deps: Deps, tx: Tx, siteId: number, change: PaymentCh
     last_event_at: state.at,
     updated_at: deps.clock.now(),
   });
+  return { before, after: { ...state, reference } };
 }
 
 /** An event that knows only the session keeps the payment-intent key a linked row already has. */

@@ -37,13 +37,16 @@ export async function deleteSiteRow(tx: Queryable, siteKey: string, accountId: n
   return (await tx.query('DELETE FROM sites WHERE site_key = $1 AND account_id = $2 RETURNING id', [siteKey, accountId])).length > 0;
 }
 
-/** The id of the account's site, or of any site when `accountId` is undefined (a delivery). */
-export async function siteIdOf(db: Queryable, siteKey: string, accountId?: number): Promise<number | undefined> {
-  const [site] =
-    accountId === undefined
-      ? await db.query<{ id: number }>({ name: 'payment_site_id', text: 'SELECT id FROM sites WHERE site_key = $1' }, [siteKey])
-      : await db.query<{ id: number }>('SELECT id FROM sites WHERE site_key = $1 AND account_id = $2', [siteKey, accountId]);
+/** The id of the account's site. */
+export async function siteIdOf(db: Queryable, siteKey: string, accountId: number): Promise<number | undefined> {
+  const [site] = await db.query<{ id: number }>('SELECT id FROM sites WHERE site_key = $1 AND account_id = $2', [siteKey, accountId]);
   return site?.id;
+}
+
+/** The site a payment delivery is for, and its owner; undefined when the site is gone. */
+export async function siteOfDelivery(tx: Queryable, siteKey: string): Promise<Pick<SiteRecord, 'id' | 'account_id'> | undefined> {
+  const [site] = await tx.query<Pick<SiteRecord, 'id' | 'account_id'>>({ name: 'payment_site', text: 'SELECT id, account_id FROM sites WHERE site_key = $1' }, [siteKey]);
+  return site;
 }
 
 const SITE_SECRET = { name: 'site_webhook_secret', text: 'SELECT secret_sealed, account_id FROM sites WHERE site_key = $1' };

@@ -1,0 +1,39 @@
+import type { Queryable } from '../../lib/db.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { randomToken } from '../../lib/crypto.ts';
+import { insertEvent } from './events.repo.ts';
+import type { OutboundEvent, SecurityChange } from './events.schemas.ts';
+
+/** An event id, the `webhook-id` of every attempt: `msg_` and 24 random characters. */
+export const newEventId = () => `msg_${randomToken(18)}`;
+
+/** The body as it will be sent, byte for byte, on every attempt. */
+export const eventBody = (event: OutboundEvent, at: Date) => JSON.stringify({ type: event.type, timestamp: at.toISOString(), data: event.data });
+
+/** The account an event is about, whose events an endpoint receives in order. */
+function accountOf(event: OutboundEvent): number | null {
+  switch (event.type) {
+    case 'account.created':
+    case 'account.updated':
+      return event.data.account.id;
+    case 'ping':
+      return null;
+    default:
+      return event.data.account_id;
+  }
+}
+
+/**
+ * Writes the event into the outbox with the caller's query runner: inside the transaction
+ * of the change it reports, so that the change and its event commit together or not at all.
+ * The worker sends it (events.sender.ts). Never put a secret in `data`.
+ */
+export async function emitEvent(tx: Queryable, clock: Clock, event: OutboundEvent): Promise<void> {
+  const at = clock.now();
+  await insertEvent(tx, { id: newEventId(), type: event.type, accountId: accountOf(event), body: eventBody(event, at), at });
+}
+
+/** `security.changed`: what changed on the account, never the secret itself. */
+export function emitSecurityChange(tx: Queryable, clock: Clock, accountId: number, what: SecurityChange): Promise<void> {
+  return emitEvent(tx, clock, { type: 'security.changed', data: { account_id: accountId, what } });
+}

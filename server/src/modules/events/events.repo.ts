@@ -1,0 +1,298 @@
+import type { Queryable } from '../../lib/db.ts';
+import { sealedColumn } from '../../lib/sealed-column.ts';
+import type { AttemptLogEntry, DeliveryState, EventDeliveryRecord, EventEndpointRecord } from './events.model.ts';
+
+// Every statement on event_endpoints, events and event_deliveries (events.model.ts). The
+// sender's statements keep a name, so each connection prepares them once.
+
+// ------------------------------------------------------------------ endpoints
+
+export type EndpointRow = Pick<EventEndpointRecord, 'id' | 'url' | 'description' | 'events' | 'enabled' | 'created_at'>;
+const ENDPOINT_COLUMNS = 'id, url, description, events, enabled, created_at';
+
+export async function insertEndpoint(tx: Queryable, endpoint: Pick<EventEndpointRecord, 'id' | 'url' | 'description' | 'events' | 'secret_sealed' | 'created_at'>): Promise<EndpointRow> {
+  const [row] = await tx.query<EndpointRow>(
+    `INSERT INTO event_endpoints (id, url, description, events, enabled, secret_sealed, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, true, $5, $6, $6) RETURNING ${ENDPOINT_COLUMNS}`,
+    [endpoint.id, endpoint.url, endpoint.description, endpoint.events, endpoint.secret_sealed, endpoint.created_at],
+  );
+  return row;
+}
+
+export function endpointRows(db: Queryable): Promise<EndpointRow[]> {
+  return db.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM event_endpoints ORDER BY created_at, id`);
+}
+
+export async function endpointRow(db: Queryable, id: string): Promise<EndpointRow | undefined> {
+  const [row] = await db.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM event_endpoints WHERE id = $1`, [id]);
+  return row;
+}
+
+/** The endpoint locked for a change in this transaction. */
+export async function lockEndpoint(tx: Queryable, id: string): Promise<EndpointRow | undefined> {
+  const [row] = await tx.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM event_endpoints WHERE id = $1 FOR UPDATE`, [id]);
+  return row;
+}
+
+export type EndpointChange = { url?: string; description?: string | null; events?: string[] | null };
+
+/** Writes the fields given (undefined: keep). */
+export async function updateEndpointRow(tx: Queryable, id: string, change: EndpointChange, now: Date): Promise<EndpointRow> {
+  const [row] = await tx.query<EndpointRow>(
+    `UPDATE event_endpoints SET
+       url = CASE WHEN $2 THEN $3 ELSE url END,
+       description = CASE WHEN $4 THEN $5 ELSE description END,
+       events = CASE WHEN $6 THEN $7::text[] ELSE events END,
+       updated_at = $8
+     WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
+    [id, change.url !== undefined, change.url ?? null, change.description !== undefined, change.description ?? null, change.events !== undefined, change.events ?? null, now],
+  );
+  return row;
+}
+
+/**
+ * Turns sending off or on. Off: what was still pending is kept as skipped, so nothing more is
+ * sent until `retry-dead`. On: the run of failures starts over. Returns whether it changed.
+ */
+export async function setEndpointEnabled(tx: Queryable, id: string, enabled: boolean, now: Date): Promise<boolean> {
+  const changed = await tx.query(
+    `UPDATE event_endpoints SET enabled = $2, disabled_at = CASE WHEN $2 THEN NULL ELSE $3::timestamptz END, failing_since = NULL, updated_at = $3
+     WHERE id = $1 AND enabled <> $2 RETURNING id`,
+    [id, enabled, now],
+  );
+  if (changed.length && !enabled) {
+    await tx.query(`UPDATE event_deliveries SET state = 'skipped', leased_until = NULL, finished_at = $2 WHERE endpoint_id = $1 AND state = 'pending'`, [id, now]);
+  }
+  return changed.length > 0;
+}
+
+/** A new secret; the one it replaces keeps signing until `previousUntil` (null: stops now). */
+export async function replaceEndpointSecret(tx: Queryable, id: string, sealed: string, previous: { sealed: string; until: Date } | null, now: Date): Promise<boolean> {
+  const rows = await tx.query(
+    `UPDATE event_endpoints SET secret_sealed = $2, previous_secret_sealed = $3, previous_secret_until = $4, updated_at = $5 WHERE id = $1 RETURNING id`,
+    [id, sealed, previous?.sealed ?? null, previous?.until ?? null, now],
+  );
+  return rows.length > 0;
+}
+
+export async function endpointSecretRow(db: Queryable, id: string): Promise<Pick<EventEndpointRecord, 'secret_sealed'> | undefined> {
+  const [row] = await db.query<Pick<EventEndpointRecord, 'secret_sealed'>>('SELECT secret_sealed FROM event_endpoints WHERE id = $1', [id]);
+  return row;
+}
+
+/** Deletes the endpoint and its deliveries (by cascade); false for no such endpoint. */
+export async function deleteEndpointRow(tx: Queryable, id: string): Promise<boolean> {
+  return (await tx.query('DELETE FROM event_endpoints WHERE id = $1 RETURNING id', [id])).length > 0;
+}
+
+export const sealedEndpointSecrets = sealedColumn('event_endpoints.secret_sealed', {
+  sample: 'SELECT id::text AS key, secret_sealed AS value FROM event_endpoints LIMIT 1',
+  countNotLike: 'SELECT count(*) AS count FROM event_endpoints WHERE secret_sealed NOT LIKE $1',
+  pageNotLike: 'SELECT id::text AS key, secret_sealed AS value FROM event_endpoints WHERE secret_sealed NOT LIKE $1 AND ($2::text IS NULL OR id::text > $2) ORDER BY id::text LIMIT $3',
+  reseal: 'UPDATE event_endpoints SET secret_sealed = $2 WHERE id = $1::uuid AND secret_sealed = $3',
+});
+
+export const sealedPreviousEndpointSecrets = sealedColumn('event_endpoints.previous_secret_sealed', {
+  sample: 'SELECT id::text AS key, previous_secret_sealed AS value FROM event_endpoints WHERE previous_secret_sealed IS NOT NULL LIMIT 1',
+  countNotLike: 'SELECT count(*) AS count FROM event_endpoints WHERE previous_secret_sealed NOT LIKE $1',
+  pageNotLike:
+    'SELECT id::text AS key, previous_secret_sealed AS value FROM event_endpoints WHERE previous_secret_sealed NOT LIKE $1 AND ($2::text IS NULL OR id::text > $2) ORDER BY id::text LIMIT $3',
+  reseal: 'UPDATE event_endpoints SET previous_secret_sealed = $2 WHERE id = $1::uuid AND previous_secret_sealed = $3',
+});
+
+// ------------------------------------------------------------------ the outbox
+
+export type NewEvent = { id: string; type: string; accountId: number | null; body: string; at: Date };
+
+/**
+ * The event and its deliveries, one per endpoint that wants its type (skipped at once where
+ * the endpoint is disabled), in one statement of the caller's transaction. For an account's
+ * event it first takes a lock on the account's events, held to the commit: the deliveries of
+ * one account get their `seq` in the order their transactions commit, so the sender, which
+ * goes by seq, never sees a later one before an earlier one that has yet to commit.
+ */
+export async function insertEvent(tx: Queryable, event: NewEvent): Promise<void> {
+  await tx.query(
+    {
+      name: 'events_insert',
+      text: `WITH locked AS (
+               SELECT CASE WHEN $3::int IS NULL THEN NULL ELSE pg_advisory_xact_lock(hashtextextended('events:' || $3::int, 0)) END
+             ), event AS (
+               INSERT INTO events (id, type, account_id, body, created_at) SELECT $1, $2, $3, $4, $5 FROM locked RETURNING id
+             )
+             INSERT INTO event_deliveries (id, endpoint_id, event_id, account_id, type, state, next_attempt_at, created_at, finished_at)
+             SELECT gen_random_uuid(), e.id, event.id, $3, $2, CASE WHEN e.enabled THEN 'pending' ELSE 'skipped' END, $5, $5,
+                    CASE WHEN e.enabled THEN NULL ELSE $5::timestamptz END
+             FROM event, event_endpoints e WHERE e.events IS NULL OR $2 = ANY (e.events)`,
+    },
+    [event.id, event.type, event.accountId, event.body, event.at],
+  );
+}
+
+/** A `ping`: its event, and one delivery to the endpoint alone. */
+export async function insertPing(tx: Queryable, event: NewEvent, endpointId: string, deliveryId: string): Promise<void> {
+  await tx.query('INSERT INTO events (id, type, account_id, body, created_at) VALUES ($1, $2, NULL, $3, $4)', [event.id, event.type, event.body, event.at]);
+  await tx.query(
+    `INSERT INTO event_deliveries (id, endpoint_id, event_id, account_id, type, state, next_attempt_at, created_at) VALUES ($1, $2, $3, NULL, $4, 'pending', $5, $5)`,
+    [deliveryId, endpointId, event.id, event.type, event.at],
+  );
+}
+
+// ------------------------------------------------------------------ sending
+
+/** A delivery leased for sending, with what it takes to send it. */
+export type DueDelivery = Pick<EventDeliveryRecord, 'id' | 'endpoint_id' | 'event_id' | 'type' | 'step'> &
+  Pick<EventEndpointRecord, 'url' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_until'> & { body: string };
+
+/**
+ * Leases up to `limit` deliveries that are due, oldest first, at most `capacity(endpoint)` per
+ * endpoint (`busy` lists the endpoints with fewer free places than `perEndpoint`, and how
+ * many). A delivery waits while an earlier one of its endpoint and account is pending, so
+ * each account's events reach an endpoint in order. The lease, not a row lock, marks it as
+ * being sent: a worker that dies mid-send leaves it to be sent again when the lease runs out.
+ */
+export function leaseDue(
+  db: Queryable,
+  now: Date,
+  leaseUntil: Date,
+  limit: number,
+  perEndpoint: number,
+  busy: { ids: string[]; free: number[] },
+): Promise<DueDelivery[]> {
+  return db.query<DueDelivery>(
+    {
+      name: 'event_deliveries_lease',
+      text: `WITH due AS (
+               SELECT d.id, d.seq, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.seq) AS rank,
+                      COALESCE(busy.free, $4) AS free
+               FROM event_deliveries d
+               JOIN event_endpoints ep ON ep.id = d.endpoint_id AND ep.enabled
+               LEFT JOIN unnest($5::uuid[], $6::int[]) AS busy (id, free) ON busy.id = d.endpoint_id
+               WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND (d.leased_until IS NULL OR d.leased_until <= $1)
+                 AND (d.account_id IS NULL OR NOT EXISTS (
+                   SELECT 1 FROM event_deliveries e
+                   WHERE e.endpoint_id = d.endpoint_id AND e.account_id = d.account_id AND e.state = 'pending' AND e.seq < d.seq))
+               ORDER BY d.seq LIMIT $3 * 4
+             ), picked AS (
+               SELECT id FROM due WHERE rank <= free ORDER BY seq LIMIT $3
+             )
+             UPDATE event_deliveries d SET leased_until = $2
+             FROM picked, events ev, event_endpoints ep
+             WHERE d.id = picked.id AND ev.id = d.event_id AND ep.id = d.endpoint_id
+               AND d.state = 'pending' AND (d.leased_until IS NULL OR d.leased_until <= $1)
+             RETURNING d.id, d.endpoint_id, d.event_id, d.type, d.step, ev.body,
+                       ep.url, ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_until`,
+    },
+    [now, leaseUntil, limit, perEndpoint, busy.ids, busy.free],
+  );
+}
+
+const LOG_APPEND = `(CASE WHEN jsonb_array_length(attempts_log) >= 10 THEN attempts_log - 0 ELSE attempts_log END) || jsonb_build_array($3::jsonb)`;
+
+/** A 2xx: delivered, and the endpoint's run of failures is over. */
+export async function markDelivered(db: Queryable, id: string, status: number, attempt: AttemptLogEntry, now: Date): Promise<void> {
+  await db.query(
+    {
+      name: 'event_deliveries_delivered',
+      text: `WITH d AS (
+               UPDATE event_deliveries SET state = 'delivered', attempts = attempts + 1, step = step + 1, last_status = $2, last_error = NULL,
+                      leased_until = NULL, finished_at = $4, attempts_log = ${LOG_APPEND}
+               WHERE id = $1 AND state = 'pending' RETURNING endpoint_id
+             )
+             UPDATE event_endpoints ep SET failing_since = NULL FROM d WHERE ep.id = d.endpoint_id AND ep.failing_since IS NOT NULL`,
+    },
+    [id, status, JSON.stringify(attempt), now],
+  );
+}
+
+export type FailedAttempt = { status: number | null; error: string; attempt: AttemptLogEntry; retryAt: Date | null };
+
+/**
+ * Anything but a 2xx: tried again at `retryAt`, or dead when there is none. Returns since when
+ * the endpoint has had no 2xx, and whether it is still enabled.
+ */
+export async function markFailed(db: Queryable, id: string, failed: FailedAttempt, now: Date): Promise<Pick<EventEndpointRecord, 'id' | 'failing_since' | 'enabled' | 'url'> | undefined> {
+  const [endpoint] = await db.query<Pick<EventEndpointRecord, 'id' | 'failing_since' | 'enabled' | 'url'>>(
+    {
+      name: 'event_deliveries_failed',
+      text: `WITH d AS (
+               UPDATE event_deliveries SET state = CASE WHEN $5::timestamptz IS NULL THEN 'dead' ELSE 'pending' END,
+                      attempts = attempts + 1, step = step + 1, last_status = $2, last_error = $6,
+                      next_attempt_at = COALESCE($5, next_attempt_at), leased_until = NULL,
+                      finished_at = CASE WHEN $5::timestamptz IS NULL THEN $4::timestamptz END, attempts_log = ${LOG_APPEND}
+               WHERE id = $1 AND state = 'pending' RETURNING endpoint_id
+             )
+             UPDATE event_endpoints ep SET failing_since = COALESCE(ep.failing_since, $4) FROM d WHERE ep.id = d.endpoint_id
+             RETURNING ep.id, ep.failing_since, ep.enabled, ep.url`,
+    },
+    [id, failed.status, JSON.stringify(failed.attempt), now, failed.retryAt, failed.error],
+  );
+  return endpoint;
+}
+
+// ------------------------------------------------------------------ operators
+
+export type DeliveryRow = Omit<EventDeliveryRecord, 'leased_until' | 'account_id' | 'step' | 'finished_at'>;
+const DELIVERY_COLUMNS = 'id, seq, endpoint_id, event_id, type, state, attempts, last_status, last_error, next_attempt_at, attempts_log, created_at';
+
+export type DeliveryFilter = { endpointId?: string; state?: DeliveryState; type?: string };
+
+/** Newest first, after the cursor's seq. */
+export function listDeliveryRows(db: Queryable, filter: DeliveryFilter, beforeSeq: string | undefined, limit: number): Promise<DeliveryRow[]> {
+  return db.query<DeliveryRow>(
+    `SELECT ${DELIVERY_COLUMNS} FROM event_deliveries
+     WHERE ($1::uuid IS NULL OR endpoint_id = $1) AND ($2::text IS NULL OR state = $2) AND ($3::text IS NULL OR type = $3)
+       AND ($4::bigint IS NULL OR seq < $4)
+     ORDER BY seq DESC LIMIT ${limit}`,
+    [filter.endpointId ?? null, filter.state ?? null, filter.type ?? null, beforeSeq ?? null],
+  );
+}
+
+export async function deliveryRow(db: Queryable, id: string): Promise<(DeliveryRow & { body: string }) | undefined> {
+  const [row] = await db.query<DeliveryRow & { body: string }>(
+    `SELECT ${DELIVERY_COLUMNS.replace(/(\w+)/g, 'd.$1')}, ev.body FROM event_deliveries d JOIN events ev ON ev.id = d.event_id WHERE d.id = $1`,
+    [id],
+  );
+  return row;
+}
+
+/** Queues the delivery again from the start of the schedule, now; its endpoint id, or undefined. */
+export async function requeueDelivery(tx: Queryable, id: string, now: Date): Promise<{ endpoint_id: string; enabled: boolean } | undefined> {
+  const [row] = await tx.query<{ endpoint_id: string; enabled: boolean }>(
+    `UPDATE event_deliveries d SET state = 'pending', step = 0, next_attempt_at = $2, finished_at = NULL
+     FROM event_endpoints ep WHERE d.id = $1 AND ep.id = d.endpoint_id AND ep.enabled RETURNING d.endpoint_id, ep.enabled`,
+    [id, now],
+  );
+  return row;
+}
+
+/** The endpoint's dead and skipped deliveries (made at or after `since`), queued again; how many. */
+export async function requeueFinished(tx: Queryable, endpointId: string, since: Date | null, now: Date): Promise<number> {
+  const rows = await tx.query(
+    `UPDATE event_deliveries SET state = 'pending', step = 0, next_attempt_at = $3, finished_at = NULL
+     WHERE endpoint_id = $1 AND state IN ('dead', 'skipped') AND ($2::timestamptz IS NULL OR created_at >= $2) RETURNING id`,
+    [endpointId, since, now],
+  );
+  return rows.length;
+}
+
+/** When the oldest pending delivery was made (null when none is); for the metrics. */
+export async function oldestPending(db: Queryable): Promise<Date | null> {
+  const [row] = await db.query<{ oldest: Date | null }>(`SELECT min(created_at) AS oldest FROM event_deliveries WHERE state = 'pending'`);
+  return row.oldest;
+}
+
+/** Retention: delivered deliveries finished before `before`, then events no delivery needs; how many rows went. */
+export async function deleteDeliveredBefore(db: Queryable, before: Date, batch: number): Promise<number> {
+  const deliveries = await db.query(
+    `DELETE FROM event_deliveries WHERE id IN (SELECT id FROM event_deliveries WHERE state = 'delivered' AND finished_at < $1 LIMIT ${batch}) RETURNING id`,
+    [before],
+  );
+  const events = await db.query(
+    `DELETE FROM events WHERE id IN (
+       SELECT ev.id FROM events ev WHERE ev.created_at < $1 AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.event_id = ev.id) LIMIT ${batch}
+     ) RETURNING id`,
+    [before],
+  );
+  return deliveries.length + events.length;
+}
