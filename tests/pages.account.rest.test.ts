@@ -62,6 +62,62 @@ test('the page shows name, e-mail, plan, role, sessions and activity, with the k
   assert.match(page.text, '<form method="post" action="/logout">');
 });
 
+test('profile: the form shows name and company; a change saves both (emptied company: none) and /me shows it', async ({ service }) => {
+  const { account, visitor } = await accountWithVisitor(service, 'page.profile@example.com');
+  const page = await visitor.get('/account');
+  assert.match(page.text, '<form method="post" action="/account/profile">');
+  assert.match(page.text, '<label for="profile-name">Name</label>');
+  assert.match(page.text, '<label for="profile-company">Company</label>');
+  assert.is(inputValue(page.text, 'name'), 'Grace Hopper');
+  assert.is(inputValue(page.text, 'company'), 'Navy');
+
+  const saved = await visitor.post('/account/profile', { name: '  Grace Brewster Hopper ', company: 'US Navy' });
+  assert.is(saved.status, 303, saved.text);
+  assert.is(saved.location, '/account?done=profile');
+  const after = await visitor.get('/account?done=profile');
+  assert.match(after.text, 'Your name and company are saved.');
+  assert.is(inputValue(after.text, 'name'), 'Grace Brewster Hopper');
+  assert.match(after.text, 'Name or company changed', 'the activity card says so');
+  const shown = (await me(service, bearer(account.apiKey))).body.user;
+  assert.equal([shown.name, shown.company], ['Grace Brewster Hopper', 'US Navy']);
+
+  const cleared = await visitor.post('/account/profile', { name: 'Grace Brewster Hopper', company: '' });
+  assert.is(cleared.location, '/account?done=profile');
+  assert.is((await me(service, bearer(account.apiKey))).body.user.company, null);
+  const emptied = (await visitor.get('/account')).text;
+  assert.is(inputValue(emptied, 'company') ?? '', '', 'the company field is empty');
+  assert.not.match(emptied, '<dt>Company</dt>');
+});
+
+test('profile: a refused change shows the page again with the error under its field, and changes nothing', async ({ service }) => {
+  const { account, visitor } = await accountWithVisitor(service, 'page.profile.refused@example.com');
+  const empty = await visitor.post('/account/profile', { name: '   ', company: 'Kept As Typed' });
+  assert.is(empty.status, 400);
+  assert.match(empty.text, /id="profile-name-error">Name must not be empty\.</);
+  assert.is(inputValue(empty.text, 'company'), 'Kept As Typed', 'what was typed comes back');
+
+  await visitor.get('/account');
+  const long = await visitor.post('/account/profile', { name: 'x'.repeat(101), company: 'Navy' });
+  assert.is(long.status, 400);
+  assert.match(long.text, /id="profile-name-error">Name must be at most 100 characters\.</);
+  await visitor.get('/account');
+  const longCompany = await visitor.post('/account/profile', { name: 'Grace Hopper', company: 'c'.repeat(201) });
+  assert.is(longCompany.status, 400);
+  assert.match(longCompany.text, /id="profile-company-error">Company must be at most 200 characters\.</);
+
+  await visitor.get('/account');
+  const noToken = await visitor.post('/account/profile', { name: 'Mallory' }, { csrf: null });
+  assert.is(noToken.status, 403, 'without the form token');
+  await visitor.get('/account');
+  const otherSite = await visitor.post('/account/profile', { name: 'Mallory' }, { origin: 'https://evil.example' });
+  assert.is(otherSite.status, 403, 'from another site');
+
+  const shown = (await me(service, bearer(account.apiKey))).body.user;
+  assert.equal([shown.name, shown.company], ['Grace Hopper', 'Navy']);
+  const [{ count }] = await service.deps.db.query<{ count: number }>("SELECT count(*)::int AS count FROM audit_events WHERE account_id = $1 AND event = 'profile.updated'", [account.user.id]);
+  assert.is(count, 0);
+});
+
 test('"Show API key" is a POST answering the page with the key, never cached; GET /account never has it', async ({ service }) => {
   const { account, visitor } = await accountWithVisitor(service, 'page.key@example.com');
   const shown = await visitor.post('/account/api-key', {});

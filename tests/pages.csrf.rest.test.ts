@@ -49,6 +49,7 @@ function forms({ tokens, session: token }: Context): Array<[string, Record<strin
     ['/account/api-key/rotate', { grace_seconds: '0' }],
     ['/account/password', { current_password: PASSWORD, new_password: 'taken over password' }],
     ['/account/email', { new_email: 'csrf.attacker@example.com', password: PASSWORD }],
+    ['/account/profile', { name: 'Mallory', company: 'Evil Corp' }],
     ['/account/sessions/revoke', { session_id: session }],
     ['/account/sessions/revoke-others', {}],
     ['/account/delete', { password: PASSWORD }],
@@ -60,7 +61,7 @@ function forms({ tokens, session: token }: Context): Array<[string, Record<strin
 async function snapshot(service: TestService): Promise<string> {
   const [row] = await service.deps.db.query<{ state: string }>(`
     SELECT json_build_object(
-      'accounts', (SELECT json_agg(json_build_array(id, email, password_hash, name, email_verified, api_key_hash) ORDER BY id) FROM accounts),
+      'accounts', (SELECT json_agg(json_build_array(id, email, password_hash, name, company, email_verified, api_key_hash) ORDER BY id) FROM accounts),
       'sessions', (SELECT json_agg(json_build_array(id, revoked_at) ORDER BY id) FROM sessions),
       'tokens', (SELECT json_agg(json_build_array(id, purpose, used_at) ORDER BY id) FROM email_tokens),
       'events', (SELECT count(*) FROM audit_events),

@@ -42,6 +42,7 @@ const authProcedures = {
   cancelEmailChange: accounts.cancelEmailChange,
   confirmEmailChange: accounts.confirmEmailChange,
   deleteAccount: accounts.deleteAccount,
+  updateProfile: accounts.updateProfile,
   ...activityProcedures,
   ...mfaProcedures,
   ...identitiesProcedures,

@@ -22,7 +22,7 @@ export type AccountData = {
 };
 
 /** The account page's forms, each in its own card (the second factor's in sections of one). */
-export type AccountForm = 'key' | 'password' | 'email' | 'sessions' | 'delete' | 'totp' | 'passkeys' | 'recovery' | 'identities';
+export type AccountForm = 'profile' | 'key' | 'password' | 'email' | 'sessions' | 'delete' | 'totp' | 'passkeys' | 'recovery' | 'identities';
 
 /** A form of the page shown again: its values and field errors, and a message in its card; `target` is the row it was about. */
 export type AccountFormState = { name: AccountForm; form?: FormState; notice?: Notice; target?: string };

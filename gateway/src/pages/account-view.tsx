@@ -3,7 +3,7 @@ import { IdentitiesCard } from './account-identities.tsx';
 import { HasPassword } from './current-password.tsx';
 import { ActivityCard, DeleteAccountCard, EmailCard, PasswordCard, SessionsCard } from './account-sections.tsx';
 import type { AccountData, AccountForm, AccountFormState, AccountPageProps } from './account-types.ts';
-import { Actions, Alert, Button, Card, Form, NoticeBox, SelectField } from './components.tsx';
+import { Actions, Alert, Button, Card, Field, Form, NoticeBox, SelectField } from './components.tsx';
 import { Layout } from './layout.tsx';
 import { StepUpField, StepUpPasskey, type StepUp } from './second-factor.tsx';
 import { formatInstant } from './wording.ts';
@@ -13,9 +13,14 @@ function stateOf(refused: AccountFormState | undefined, name: AccountForm): Acco
   return refused?.name === name ? refused : undefined;
 }
 
-function ProfileCard({ user }: { user: AccountData['user'] }) {
+/** The name and company as they are, or as they were typed when the change was refused. */
+const profileValues = (user: AccountData['user'], state?: AccountFormState) => state?.form ?? { values: { name: user.name, company: user.company ?? '' } };
+
+function ProfileCard({ csrf, user, state }: { csrf: string; user: AccountData['user']; state?: AccountFormState }) {
+  const form = profileValues(user, state);
   return (
     <Card title="Profile" id="profile">
+      <NoticeBox notice={state?.notice} />
       <dl class="details">
         <dt>Name</dt>
         <dd>{user.name}</dd>
@@ -41,6 +46,13 @@ function ProfileCard({ user }: { user: AccountData['user'] }) {
           <time dateTime={user.created_at}>{formatInstant(user.created_at)}</time>
         </dd>
       </dl>
+      <Form action="/account/profile" csrf={csrf}>
+        <Field name="name" label="Name" form={form} idPrefix="profile" autoComplete="name" hint="1 to 100 characters." />
+        <Field name="company" label="Company" form={form} idPrefix="profile" autoComplete="organization" required={false} hint="Optional, up to 200 characters; leave it empty to remove it." />
+        <Actions>
+          <Button variant="secondary">Save name and company</Button>
+        </Actions>
+      </Form>
     </Card>
   );
 }
@@ -109,7 +121,7 @@ export function AccountPage(props: AccountPageProps) {
       )}
       <HasPassword.Provider value={data.identities?.has_password !== false}>
         <div class="grid">
-          <ProfileCard user={user} />
+          <ProfileCard csrf={csrf} user={user} state={state('profile')} />
           <ApiKeyCard csrf={csrf} apiKey={apiKey} state={state('key')} stepUp={stepUp} />
           <PasswordCard csrf={csrf} state={state('password')} stepUp={stepUp} />
           <EmailCard csrf={csrf} state={state('email')} pending={data.pendingEmail} stepUp={stepUp} />

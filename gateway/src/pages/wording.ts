@@ -43,6 +43,7 @@ const EVENT_LABELS: Record<string, string> = {
   'email.change_requested': 'E-mail change requested',
   'email.changed': 'E-mail address changed',
   'email.change_cancelled': 'E-mail change cancelled',
+  'profile.updated': 'Name or company changed',
   'account.deleted': 'Account deleted',
   'site.created': 'Checkout site added',
   'site.updated': 'Checkout site changed',

@@ -163,6 +163,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     request: { token: TOKEN },
     response: message('Your new e-mail address is confirmed: use it to log in from now on.'),
   },
+  'auth-updateProfile': { request: { name: 'Ada King', company: null }, response: { success: true, user: { ...USER, name: 'Ada King', company: null } } },
   'auth-deleteAccount': { request: { password: 'correct horse battery staple' }, response: SUCCESS },
   'auth-mfaStatus': { response: { success: true, totp: true, passkeys: [PASSKEY], recovery_codes_left: 10 } },
   'auth-setupTotp': {

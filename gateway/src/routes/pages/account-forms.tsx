@@ -7,6 +7,23 @@ import { formRefusal, PROOF_TEXTS } from './refusals.ts';
 
 const PASSWORD_LABELS = { current_password: 'Current password', new_password: 'New password', code: CODE_LABEL };
 const EMAIL_LABELS = { new_email: 'New e-mail address', password: 'Password', code: CODE_LABEL };
+const PROFILE_LABELS = { name: 'Name', company: 'Company' };
+
+function mountProfileChange(router: Router, kit: PageKit, pages: AccountPages): void {
+  kit.post(router, '/account/profile', async (ctx, form) => {
+    try {
+      // The form sends both as shown: an emptied company clears it, and what did not move changes
+      // nothing. A field left out of the post is left alone, never cleared.
+      const sent = (name: string) => (form.has(name) ? form.text(name) : undefined);
+      await kit.call(ctx).auth.updateProfile({ name: sent('name'), company: sent('company') });
+      kit.redirect(ctx, '/account?done=profile');
+    } catch (error) {
+      if (pages.signedOut(ctx, error)) return;
+      const refusal = formRefusal(ctx, error, form, PROFILE_LABELS);
+      await pages.show(ctx, refusal.status, { refused: { name: 'profile', form: refusal.form, notice: refusal.notice } });
+    }
+  });
+}
 
 function mountPasswordChange(router: Router, kit: PageKit, pages: AccountPages): void {
   kit.post(router, '/account/password', async (ctx, form) => {
@@ -67,8 +84,9 @@ function mountSessions(router: Router, kit: PageKit, pages: AccountPages): void 
   });
 }
 
-/** The account page's forms that change something and then come back to it (POST, redirect, GET). */
+/** The account page's forms that change something and then come back to it (POST, redirect, GET): profile, password, address, sessions. */
 export function mountAccountForms(router: Router, kit: PageKit, pages: AccountPages): void {
+  mountProfileChange(router, kit, pages);
   mountPasswordChange(router, kit, pages);
   mountEmailChange(router, kit, pages);
   mountSessions(router, kit, pages);

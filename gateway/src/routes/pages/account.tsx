@@ -14,6 +14,7 @@ import { formRefusal, PROOF_TEXTS } from './refusals.ts';
 
 /** What the account page says after a change it redirected from (`?done=…`): a fixed list, never echoed text. */
 const DONE_NOTICES: Record<string, Notice> = {
+  profile: { tone: 'success', text: 'Your name and company are saved.' },
   password: { tone: 'success', text: 'Your password is changed. Every other session was signed out.' },
   email: { tone: 'success', text: 'Check your new address: we sent it a link to confirm the change. Until then your address stays as it is.' },
   'email-cancelled': { tone: 'success', text: 'The e-mail change is cancelled: its link no longer works, and your address stays as it is.' },
@@ -69,7 +70,7 @@ function mountDelete(router: Router, kit: PageKit, pages: AccountPages): void {
   });
 }
 
-/** GET /account and what it posts to: the key, password, address, second factor, sessions, deletion. */
+/** GET /account and what it posts to: the profile, key, password, address, second factor, sessions, deletion. */
 export function mountAccountPages(router: Router, kit: PageKit): void {
   const pages = createAccountPages(kit);
   kit.get(router, '/account', async (ctx) => {

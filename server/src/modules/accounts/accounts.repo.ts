@@ -141,6 +141,21 @@ export async function setRole(tx: Queryable, accountId: number, role: AccountRec
   await tx.query('UPDATE accounts SET role = $2, updated_at = $3 WHERE id = $1', [accountId, role, now]);
 }
 
+/** The account's row, locked for the caller's transaction, as /me shows it: what a profile change compares with. */
+export async function lockAccountRow(tx: Queryable, accountId: number): Promise<AccountRow | undefined> {
+  const [account] = await tx.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.id = $1 FOR UPDATE`, [accountId]);
+  return account;
+}
+
+/** A new name and company (null: none); returns the account as it now is. */
+export async function setProfile(tx: Queryable, accountId: number, profile: Pick<AccountRecord, 'name' | 'company'>, now: Date): Promise<AccountRow> {
+  const [account] = await tx.query<AccountRow>(
+    `UPDATE accounts a SET name = $2, company = $3, updated_at = $4 WHERE a.id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
+    [accountId, profile.name, profile.company, now],
+  );
+  return account;
+}
+
 /** Sets the account's plan, writing (and notifying) only when it changes; whether it did. */
 export async function setPlan(tx: Queryable, accountId: number, plan: string, now: Date): Promise<boolean> {
   return (await tx.query('UPDATE accounts SET plan = $2, updated_at = $3 WHERE id = $1 AND plan IS DISTINCT FROM $2 RETURNING id', [accountId, plan, now])).length > 0;

@@ -5,6 +5,7 @@ import { AUTH_ROUTE_ERRORS, authRoute } from '../../trpc/rest-meta.ts';
 import { deleteAccount } from './accounts.deletion.ts';
 import { cancelEmailChange, changeEmail, confirmEmailChange, showPendingEmailChange } from './accounts.email-change.ts';
 import { me } from './accounts.profile.ts';
+import { updateProfile } from './accounts.profile-change.ts';
 import {
   changeEmailInput,
   confirmEmailChangeInput,
@@ -14,6 +15,8 @@ import {
   registerInput,
   registerOutput,
   resendVerificationInput,
+  updateProfileInput,
+  updateProfileOutput,
   verifyEmailInput,
 } from './accounts.schemas.ts';
 import { register, resendVerification, verifyEmail } from './accounts.service.ts';
@@ -102,4 +105,13 @@ export const accountsProcedures = {
     }))
     .output(successOutput)
     .mutation(({ ctx, input }) => deleteAccount(ctx.deps, ctx.auth, input, ctx.request)),
+
+  updateProfile: authedProcedure
+    .meta(authRoute('POST', 'profile', 'Change the name or company (company: null clears it); answers the account as /me does', {
+      protect: true,
+      errors: { 400: `${INVALID_BODY}, or it has neither name nor company`, 401: NO_CREDENTIALS },
+    }))
+    .input(updateProfileInput)
+    .output(updateProfileOutput)
+    .mutation(async ({ ctx, input }) => ({ success: true as const, user: (await updateProfile(ctx.deps, ctx.auth, input, ctx.request)).user })),
 };

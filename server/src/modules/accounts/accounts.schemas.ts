@@ -4,16 +4,21 @@ import { currentPasswordSchema, emailSchema, messageOutput, passwordSchema, stri
 import { stepUpProof } from '../mfa/index.ts';
 import { userSchema } from './accounts.profile.ts';
 
+// A person's name and company, as registration and a profile change take them.
+const nameSchema = z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters');
+/** Empty (once trimmed) or null is no company. */
+const companySchema = z
+  .string()
+  .trim()
+  .max(200, 'must be at most 200 characters')
+  .nullable()
+  .transform((company) => company || null);
+
 export const registerInput = strictInput({
   email: emailSchema,
   password: passwordSchema,
-  name: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
-  company: z
-    .string()
-    .trim()
-    .max(200, 'must be at most 200 characters')
-    .nullish()
-    .transform((company) => company || null),
+  name: nameSchema,
+  company: companySchema.optional().transform((company) => company ?? null),
 });
 
 export const verifyEmailInput = strictInput({ token: tokenSchema });
@@ -32,6 +37,16 @@ export const pendingEmailChangeOutput = z.object({
     .nullable()
     .describe('The change waiting for its confirmation link, or null'),
 });
+export const updateProfileInput = strictInput({
+  name: nameSchema.optional().describe('Trimmed; absent: unchanged'),
+  company: companySchema.optional().describe('Trimmed; null or empty clears it; absent: unchanged'),
+}).refine((input) => input.name !== undefined || input.company !== undefined, {
+  message: 'has nothing to change: send name, company or both',
+  // Said only of a body that is otherwise right: a stray field is the one thing to tell.
+  when: (payload) => payload.issues.length === 0,
+});
+export const updateProfileOutput = meOutput;
 export const deleteAccountInput = strictInput({ password: currentPasswordSchema.optional(), ...stepUpProof });
 
 export type RegisterInput = z.infer<typeof registerInput>;
+export type UpdateProfileInput = z.infer<typeof updateProfileInput>;

@@ -15,6 +15,7 @@ export const AUDIT_EVENTS = [
   'email.change_requested',
   'email.changed',
   'email.change_cancelled',
+  'profile.updated',
   'account.deleted',
   // The account's sites and channels: the secrets that prove its webhook deliveries.
   'site.created',

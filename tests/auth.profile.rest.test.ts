@@ -1,0 +1,290 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import pg from 'pg';
+import { createGatehouseClient, TRPCClientError, type RouterInputs } from '../client/src/index.ts';
+import { apiKeyCacheKey } from '../server/src/modules/sessions/sessions.cache.ts';
+import { AUTH, assertError, bearer, issuePaths, me, registerAndVerify, type Account } from './helpers/auth.ts';
+import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { eventually } from './helpers/wait.ts';
+
+// docs/API.md, Account lifecycle (Profile): POST /api/v1/auth/profile and auth.updateProfile.
+
+const test = suite<{ service: TestService }>('REST profile: /profile changes name and company, /me shows it at once');
+
+test.before(async (context) => {
+  context.service = await startTestService();
+});
+test.after(async ({ service }) => {
+  await service?.close();
+});
+
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+const updateProfile = (service: TestService, headers: Record<string, string>, body: unknown) =>
+  request(service.url, 'POST', `${AUTH}/profile`, { json: body, headers });
+/** A body sent as it is, for what no client would send. */
+const sendRaw = (service: TestService, headers: Record<string, string>, body: string, type = 'application/json') =>
+  request(service.url, 'POST', `${AUTH}/profile`, { body, headers: { ...headers, 'content-type': type } });
+
+const newAccount = (service: TestService, email: string) => registerAndVerify(service, email, { name: 'Ada Lovelace', company: 'Analytical Engines' });
+
+/** What is stored of the profile, and when the row last changed. */
+async function stored(service: TestService, account: Account) {
+  const [row] = await service.deps.db.query<{ name: string; company: string | null; updated_at: Date }>('SELECT name, company, updated_at FROM accounts WHERE id = $1', [account.user.id]);
+  return { name: row.name, company: row.company, updated_at: row.updated_at.toISOString() };
+}
+
+/** The `changed` list of each profile.updated event of the account, oldest first. */
+async function profileEvents(service: TestService, account: Account): Promise<string[][]> {
+  const rows = await service.deps.db.query<{ data: { changed: string[] } }>(
+    "SELECT data FROM audit_events WHERE account_id = $1 AND event = 'profile.updated' ORDER BY id",
+    [account.user.id],
+  );
+  return rows.map((row) => row.data.changed);
+}
+
+/** A 200 answering `{ success, user }`, its user the one /me now shows. */
+async function assertUpdated(service: TestService, result: HttpResult, account: Account): Promise<Record<string, unknown>> {
+  assert.is(result.status, 200, result.text);
+  assert.equal(Object.keys(result.body).sort(), ['success', 'user']);
+  assert.is(result.body.success, true);
+  const shown = await me(service, bearer(account.token));
+  assert.equal(result.body.user, shown.body.user, 'the answer is /me as it now is');
+  return result.body.user;
+}
+
+test('without credentials, or with dead ones: 401 UNAUTHORIZED, and nothing changes', async ({ service }) => {
+  const account = await newAccount(service, 'profile.anonymous@example.com');
+  const before = await stored(service, account);
+  const dead: Array<Record<string, string>> = [{}, bearer('not-a-jwt'), bearer('0'.repeat(64)), { cookie: 'svc_token=garbage' }];
+  for (const headers of dead) {
+    const refused = await updateProfile(service, headers, { name: 'Mallory' });
+    assertError(refused, 401, 'UNAUTHORIZED');
+    assert.is(refused.headers.get('www-authenticate'), 'Bearer');
+  }
+  assert.equal(await stored(service, account), before);
+  assert.equal(await profileEvents(service, account), []);
+});
+
+test('by Bearer JWT: the name is trimmed, stored, answered as /me shows it, and recorded as changed', async ({ service }) => {
+  const account = await newAccount(service, 'profile.jwt@example.com');
+  const user = await assertUpdated(service, await updateProfile(service, bearer(account.token), { name: '  Ada King  ' }), account);
+  assert.equal(user, { ...account.user, name: 'Ada King' }, 'only the name moved');
+  assert.equal(await stored(service, account).then(({ name, company }) => ({ name, company })), { name: 'Ada King', company: 'Analytical Engines' });
+  assert.equal(await profileEvents(service, account), [['name']]);
+});
+
+test('by API key: the company changes, and /me by JWT shows it at once', async ({ service }) => {
+  const account = await newAccount(service, 'profile.key@example.com');
+  const result = await updateProfile(service, bearer(account.apiKey), { company: '  Difference Engines Ltd ' });
+  const user = await assertUpdated(service, result, account);
+  assert.is(user.company, 'Difference Engines Ltd');
+  assert.is(user.api_key, account.apiKey);
+  assert.is((await me(service, bearer(account.apiKey))).body.user.company, 'Difference Engines Ltd');
+  assert.equal(await profileEvents(service, account), [['company']]);
+});
+
+test('by the svc_token cookie (as JSON, from this site): both fields change; from another site: 403 and nothing changes', async ({ service }) => {
+  const account = await newAccount(service, 'profile.cookie@example.com');
+  const cookie = { cookie: `svc_token=${account.token}` };
+  const crossSite = await updateProfile(service, { ...cookie, origin: 'https://evil.example' }, { name: 'Mallory' });
+  assertError(crossSite, 403, 'FORBIDDEN');
+  assert.is((await stored(service, account)).name, 'Ada Lovelace');
+
+  const result = await updateProfile(service, { ...cookie, origin: service.url }, { name: 'Countess of Lovelace', company: 'Babbage & Co' });
+  const user = await assertUpdated(service, result, account);
+  assert.equal([user.name, user.company], ['Countess of Lovelace', 'Babbage & Co']);
+  const shown = await me(service, cookie);
+  assert.equal([shown.body.user.name, shown.body.user.company], ['Countess of Lovelace', 'Babbage & Co']);
+  assert.equal(await profileEvents(service, account), [['name', 'company']]);
+});
+
+test('company: null clears it, as does an empty one; a field left out stays as it is', async ({ service }) => {
+  const account = await newAccount(service, 'profile.clear@example.com');
+  const cleared = await assertUpdated(service, await updateProfile(service, bearer(account.token), { company: null }), account);
+  assert.is(cleared.company, null);
+  assert.is(cleared.name, 'Ada Lovelace', 'the name was left out, so it stays');
+  assert.equal(await stored(service, account).then(({ company }) => company), null);
+
+  await assertUpdated(service, await updateProfile(service, bearer(account.token), { company: 'Back again' }), account);
+  const emptied = await assertUpdated(service, await updateProfile(service, bearer(account.token), { company: '   ' }), account);
+  assert.is(emptied.company, null, 'blank once trimmed: no company');
+  assert.equal(await profileEvents(service, account), [['company'], ['company'], ['company']]);
+});
+
+test('the values the account already has change nothing: 200, no write, no activity', async ({ service }) => {
+  const account = await newAccount(service, 'profile.same@example.com');
+  const before = await stored(service, account);
+  const same = await assertUpdated(service, await updateProfile(service, bearer(account.token), { name: ' Ada Lovelace ', company: 'Analytical Engines' }), account);
+  assert.equal(same, account.user);
+  assert.equal(await stored(service, account), before, 'updated_at did not move either');
+  assert.equal(await profileEvents(service, account), []);
+
+  // Only what moves counts: the same name with a new company is a company change.
+  await assertUpdated(service, await updateProfile(service, bearer(account.token), { name: 'Ada Lovelace', company: 'Engines' }), account);
+  assert.equal(await profileEvents(service, account), [['company']]);
+  // And clearing a company that is already cleared is nothing again.
+  await assertUpdated(service, await updateProfile(service, bearer(account.token), { company: null }), account);
+  await assertUpdated(service, await updateProfile(service, bearer(account.token), { company: '' }), account);
+  assert.equal(await profileEvents(service, account), [['company'], ['company']]);
+});
+
+test('GET /activity lists profile.updated, with the IP and user agent of the change', async ({ service }) => {
+  const account = await newAccount(service, 'profile.activity@example.com');
+  const changed = await updateProfile(service, { ...bearer(account.token), 'user-agent': 'profile-test/1.0' }, { name: 'Ada B.' });
+  assert.is(changed.status, 200, changed.text);
+  const activity = await request(service.url, 'GET', `${AUTH}/activity`, { headers: bearer(account.token) });
+  assert.is(activity.status, 200, activity.text);
+  const [newest] = activity.body.items;
+  assert.is(newest.event, 'profile.updated');
+  assert.is(newest.user_agent, 'profile-test/1.0');
+  assert.type(newest.ip, 'string');
+});
+
+test('the limits: 100 characters of name and 200 of company are taken, trimmed first; one more is refused', async ({ service }) => {
+  const account = await newAccount(service, 'profile.limits@example.com');
+  const name = 'n'.repeat(100);
+  const company = 'c'.repeat(200);
+  const user = await assertUpdated(service, await updateProfile(service, bearer(account.token), { name: ` ${name} `, company: `\u00a0${company} ` }), account);
+  assert.equal([user.name, user.company], [name, company]);
+  const before = await stored(service, account);
+  for (const [field, value] of [['name', `${name}n`], ['company', `${company}c`]]) {
+    const refused = await updateProfile(service, bearer(account.token), { [field]: value });
+    assertError(refused, 400, 'VALIDATION_FAILED');
+    assert.equal(refused.body.issues, [{ path: field, message: `must be at most ${field === 'name' ? 100 : 200} characters` }]);
+  }
+  assert.equal(await stored(service, account), before);
+});
+
+test('a field /profile does not know is 400 VALIDATION_FAILED naming it, and nothing changes', async ({ service }) => {
+  const account = await newAccount(service, 'profile.stray@example.com');
+  const before = await stored(service, account);
+  const misspelt = await updateProfile(service, bearer(account.token), { name: 'Ada King', compnay: 'Typo Ltd' });
+  assertError(misspelt, 400, 'VALIDATION_FAILED');
+  assert.equal(misspelt.body.issues, [{ path: 'compnay', message: 'is not a field of this request' }]);
+  assert.match(misspelt.body.message, 'compnay is not a field of this request');
+  for (const stray of [{ email: 'other@example.com' }, { role: 'admin' }, { plan: 'pro', name: 'Ada' }]) {
+    const refused = await updateProfile(service, bearer(account.token), stray);
+    assertError(refused, 400, 'VALIDATION_FAILED');
+    assert.ok(issuePaths(refused).includes(Object.keys(stray)[0]), refused.text);
+  }
+  assert.equal(await stored(service, account), before, 'not even the name that came with the stray field');
+  const shown = (await me(service, bearer(account.token))).body.user;
+  assert.equal([shown.email, shown.role, shown.plan], [account.email, 'user', 'free']);
+  assert.equal(await profileEvents(service, account), []);
+});
+
+test('an empty body {} is 400 VALIDATION_FAILED: nothing to change', async ({ service }) => {
+  const account = await newAccount(service, 'profile.empty@example.com');
+  const refused = await updateProfile(service, bearer(account.token), {});
+  assertError(refused, 400, 'VALIDATION_FAILED');
+  assert.equal(refused.body.issues, [{ path: '(body)', message: 'has nothing to change: send name, company or both' }]);
+  assert.is(refused.body.message, 'The request has nothing to change: send name, company or both.');
+  assertError(await sendRaw(service, bearer(account.token), ''), 400, 'VALIDATION_FAILED');
+  assert.equal(await profileEvents(service, account), []);
+});
+
+test('garbage bodies are a 4xx with the error shape, and nothing stored changes', async ({ service }) => {
+  const account = await newAccount(service, 'profile.garbage@example.com');
+  const before = await stored(service, account);
+  const auth = bearer(account.token);
+  assertError(await sendRaw(service, auth, '{"name":'), 400, 'INVALID_JSON');
+  assertError(await sendRaw(service, auth, 'name=Mallory', 'application/x-www-form-urlencoded'), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  assertError(await sendRaw(service, auth, 'Mallory', 'text/plain'), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  for (const body of ['[]', '[{"name":"Mallory"}]', '"Mallory"', '42', 'null', 'true']) {
+    assertError(await sendRaw(service, auth, body), 400, 'VALIDATION_FAILED');
+  }
+  const wrong: Array<[Record<string, unknown>, string, string]> = [
+    [{ name: 5 }, 'name', 'must be text'],
+    [{ name: null }, 'name', 'must not be null'],
+    [{ name: ['Mallory'] }, 'name', 'must be text'],
+    [{ name: { first: 'Mallory' } }, 'name', 'must be text'],
+    [{ name: '' }, 'name', 'must not be empty'],
+    [{ name: '    ' }, 'name', 'must not be empty'],
+    [{ company: 7 }, 'company', 'must be text'],
+    [{ company: false }, 'company', 'must be text'],
+    [{ name: 'Mallory\u0000' }, 'name', 'must not contain control characters'],
+    [{ company: 'Evil\u0000Corp' }, 'company', 'must not contain control characters'],
+    [{ name: 'Line\nbreak' }, 'name', 'must not contain control characters'],
+    [{ company: 'Bell\u0007' }, 'company', 'must not contain control characters'],
+  ];
+  for (const [body, path, message] of wrong) {
+    const refused = await updateProfile(service, auth, body);
+    assertError(refused, 400, 'VALIDATION_FAILED');
+    assert.equal(refused.body.issues, [{ path, message }], JSON.stringify(body));
+  }
+  // Over 16 KiB: refused before it is read.
+  assertError(await updateProfile(service, auth, { name: 'x'.repeat(17 * 1024) }), 413, 'PAYLOAD_TOO_LARGE');
+  assert.equal(await stored(service, account), before);
+  assert.equal(await profileEvents(service, account), []);
+  assert.is((await me(service, auth)).body.user.name, 'Ada Lovelace');
+});
+
+test('one account changes only itself', async ({ service }) => {
+  const alice = await newAccount(service, 'profile.alice@example.com');
+  const bob = await newAccount(service, 'profile.bob@example.com');
+  const before = await stored(service, bob);
+  await assertUpdated(service, await updateProfile(service, bearer(alice.token), { name: 'Alice', company: null }), alice);
+  assert.equal(await stored(service, bob), before);
+  assert.is((await me(service, bearer(bob.apiKey))).body.user.name, 'Ada Lovelace');
+});
+
+test('tRPC auth.updateProfile: the typed client changes the profile, and a stray field is refused by name', async ({ service }) => {
+  const account = await newAccount(service, 'profile.trpc@example.com');
+  const client = createGatehouseClient({ url: `${service.url}/trpc`, token: () => account.token });
+  const input: RouterInputs['auth']['updateProfile'] = { name: ' Ada over tRPC ', company: null };
+  const result = await client.auth.updateProfile.mutate(input);
+  assert.is(result.success, true);
+  assert.equal(result.user, { ...account.user, name: 'Ada over tRPC', company: null });
+  assert.equal((await client.auth.me.query()).user, result.user);
+  assert.equal(await profileEvents(service, account), [['name', 'company']]);
+
+  let refused: unknown;
+  try {
+    await client.auth.updateProfile.mutate({ name: 'X', nick: 'x' } as RouterInputs['auth']['updateProfile']);
+  } catch (error) {
+    refused = error;
+  }
+  assert.instance(refused, TRPCClientError);
+  const data = (refused as TRPCClientError<any>).data;
+  assert.is(data?.appCode, 'VALIDATION_FAILED');
+  assert.equal(data?.issues, [{ path: 'nick', message: 'is not a field of this request' }]);
+  assert.is((await me(service, bearer(account.token))).body.user.name, 'Ada over tRPC');
+
+  const anonymous = createGatehouseClient({ url: `${service.url}/trpc` });
+  let unauthorized: unknown;
+  try {
+    await anonymous.auth.updateProfile.mutate({ name: 'Mallory' });
+  } catch (error) {
+    unauthorized = error;
+  }
+  assert.is((unauthorized as TRPCClientError<any>).data?.appCode, 'UNAUTHORIZED');
+});
+
+// The auth cache (sessions.cache.ts) keeps the account row /me answers with; it is on only
+// with a database server that can LISTEN.
+if (process.env.DATABASE_URL) {
+  test('a cached /me never shows the old name: the change evicts the account here, before any notice', async ({ service }) => {
+    await eventually('the auth cache listening', () => service.deps.authCache.enabled, 10_000);
+    const account = await newAccount(service, 'profile.cache@example.com');
+    const cached = () => service.deps.authCache.get(apiKeyCacheKey(account.apiKey));
+    await eventually('/me by API key cached', async () => (await me(service, bearer(account.apiKey))).status === 200 && cached(), 2_000);
+    assert.is(cached()!.account.name, 'Ada Lovelace');
+
+    // With the accounts trigger off no instance is told: only this instance's own eviction can help.
+    const sql = new pg.Client({ connectionString: service.env.DATABASE_URL });
+    await sql.connect();
+    try {
+      await sql.query('ALTER TABLE accounts DISABLE TRIGGER accounts_auth_notify');
+      const result = await updateProfile(service, bearer(account.token), { name: 'Ada Uncached' });
+      assert.is(result.status, 200, result.text);
+      assert.is((await me(service, bearer(account.apiKey))).body.user.name, 'Ada Uncached', 'the API key\'s cached row was dropped');
+      assert.is((await me(service, bearer(account.token))).body.user.name, 'Ada Uncached', 'so was the session\'s');
+    } finally {
+      await sql.query('ALTER TABLE accounts ENABLE TRIGGER accounts_auth_notify');
+      await sql.end();
+    }
+  });
+}
+
+test.run();
