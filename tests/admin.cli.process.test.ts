@@ -191,7 +191,7 @@ offline('after npm run migrate, migrate status lists every migration as applied,
 });
 
 offline('--help on the root, on every group and on every command exits 0, names the command and the exit codes', async () => {
-  const commands = [[], ['inbox'], ['migrate'], ['promote'], ['demote'], ['inbox', 'stats'], ['inbox', 'list'], ['inbox', 'show'], ['inbox', 'replay'], ['inbox', 'purge'], ['migrate', 'status'], ['sessions'], ['sessions', 'revoke']];
+  const commands = [[], ['inbox'], ['migrate'], ['promote'], ['demote'], ['inbox', 'stats'], ['inbox', 'list'], ['inbox', 'show'], ['inbox', 'replay'], ['inbox', 'purge'], ['migrate', 'status'], ['sessions'], ['sessions', 'revoke'], ['audit'], ['audit', 'export']];
   const runs = await Promise.all(commands.map((command) => cli(env, ...command, '--help')));
   runs.forEach((run, i) => {
     const name = ['admin', ...commands[i]].join(' ');
@@ -204,6 +204,9 @@ offline('--help on the root, on every group and on every command exits 0, names 
   assert.match(runs[12].stdout, /--json/);
   assert.match(runs[1].stdout, /stats[\s\S]*list[\s\S]*show[\s\S]*replay[\s\S]*purge/);
   assert.match(runs[9].stdout, /--yes/);
+  assert.match(runs[0].stdout, /inbox[\s\S]*audit[\s\S]*migrate/);
+  assert.match(runs[13].stdout, /export/);
+  assert.match(runs[14].stdout, /--since <time>[\s\S]*--until <time>[\s\S]*--account <id>/);
 });
 
 offline('an unknown command, an unknown option, a missing or extra argument and conflicting flags exit 2', async () => {
@@ -241,6 +244,9 @@ offline('bad values exit 2 naming the option, before the database is touched', a
     [['inbox', 'replay'], /give a delivery id, or --dead or --ignored/],
     [['inbox', 'replay', randomUUID(), '--dead'], /either a delivery id or --dead\/--ignored/],
     [['inbox', 'replay', randomUUID(), '--provider', 'billing'], /--provider, --since and --until/],
+    [['audit', 'export', '--account', 'abc'], /--account: must be an account id/],
+    [['audit', 'export', '--since', 'last week'], /--since: /],
+    [['audit', 'export', '--since', '2026-11-02T00:00:00Z', '--until', '2026-11-01T00:00:00Z'], /--since: must not be after until/],
   ];
   // A database that cannot be reached: the values are refused before any connection is tried.
   const unreachable = { ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/gatehouse' };
@@ -454,6 +460,46 @@ offline('every action is in the audit log as admin.*, without an account, from t
   }
   const changes = rows.filter((row) => row.event === 'admin.role_changed');
   assert.is(changes.length, 2, 'promote and demote; the promote that changed nothing is not an action');
+});
+
+offline('audit export writes the activity log as NDJSON on stdout, oldest first, filtered, past one page; the export is recorded', async () => {
+  const accountId = await insertAccount('exported@example.com');
+  const otherId = await insertAccount('not.exported@example.com');
+  // 1,500 events a second apart in 2023 (more than a page of 1000), one of another account among them.
+  await sql(
+    `INSERT INTO audit_events (account_id, event, at, ip, user_agent, data)
+     SELECT $1::int, 'login.succeeded', '2023-01-01T00:00:00Z'::timestamptz + n * interval '1 second', '192.0.2.1', 'seed', jsonb_build_object('n', n)
+     FROM generate_series(0, 1499) AS n`,
+    [accountId],
+  );
+  await sql(`INSERT INTO audit_events (account_id, event, at, data) VALUES ($1, 'logout', '2023-01-01T00:10:00Z', '{"other": true}')`, [otherId]);
+  const [{ mark }] = await sql<{ mark: number }>('SELECT max(id)::int AS mark FROM audit_events');
+  const since = '2023-01-01T00:01:40Z';
+  const until = '2023-01-01T00:23:20Z';
+  const run = await cli(env, 'audit', 'export', '--account', String(accountId), '--since', since, '--until', until);
+  assert.is(run.code, 0, run.stderr);
+  assert.ok(run.stdout.endsWith('\n'));
+  const lines = run.stdout.slice(0, -1).split('\n').map((line) => JSON.parse(line));
+  // At or after 100 s, before 1400 s: n from 100 to 1399.
+  assert.equal(lines.map((line) => line.data.n), Array.from({ length: 1300 }, (_, i) => i + 100));
+  for (const line of lines) {
+    assert.equal(Object.keys(line).sort(), ['account_id', 'at', 'data', 'event', 'id', 'ip', 'user_agent']);
+    assert.is(line.account_id, accountId);
+  }
+  assert.equal(lines[0], { id: lines[0].id, at: '2023-01-01T00:01:40.000Z', account_id: accountId, event: 'login.succeeded', ip: '192.0.2.1', user_agent: 'seed', data: { n: 100 } });
+  const ids = lines.map((line) => Number(line.id));
+  assert.ok(ids.every((id, i) => i === 0 || id > ids[i - 1]), 'oldest first, none twice');
+
+  const recorded = await sql('SELECT event, account_id, user_agent, data FROM audit_events WHERE id > $1 ORDER BY id', [mark]);
+  assert.equal(recorded, [{ event: 'admin.audit_exported', account_id: null, user_agent: 'gatehouse-cli', data: { filter: { since, until, account_id: accountId } } }]);
+
+  // Without a filter: every account's events, the other account's among them, and the record of the export before.
+  const everything = await cli(env, 'audit', 'export', '--json');
+  assert.is(everything.code, 0, everything.stderr);
+  const all = everything.stdout.trim().split('\n').map((line) => JSON.parse(line));
+  assert.ok(all.some((line) => line.account_id === otherId && line.event === 'logout'));
+  assert.ok(all.some((line) => line.event === 'admin.audit_exported'));
+  assert.is(all.filter((line) => line.data?.n !== undefined).length, 1500);
 });
 
 /** An account as the service would have made it: its key sealed under the suite's DATA_KEY (the CLI checks that at start). */

@@ -4,6 +4,7 @@ import { AppError, type Deps } from '../../server/src/index.ts';
 import { createCors } from './cors.ts';
 import { errorHandler, refuseControlCharacters, requestContext } from './http.ts';
 import { describeRequest } from './request-info.ts';
+import { mountAuditExport } from './routes/audit-export.ts';
 import { mountApiDocs } from './routes/docs-page.ts';
 import { mountHealth } from './routes/health.ts';
 import { mountMetrics } from './routes/metrics.ts';
@@ -51,6 +52,8 @@ export function createGateway(deps: Deps): Gateway {
   // docs page describe the webhook routes too, so these answer those two paths first.
   mountApiDocs(router, deps);
   mountRest(router, deps);
+  // REST too, but a stream: not one of trpc-to-openapi's JSON answers.
+  mountAuditExport(router, deps);
   mountWebhooks(router, deps);
   mountPages(router, deps);
 

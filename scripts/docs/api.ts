@@ -1,5 +1,6 @@
 import type { OpenAPIObject } from 'openapi3-ts/oas31';
 import { z } from 'zod';
+import { withAuditExportRoute } from '../../gateway/src/routes/audit-export.ts';
 import { createOpenApiDocument } from '../../gateway/src/routes/openapi-document.ts';
 import { ERROR_CODES, ERRORS } from '../../server/src/errors/errors.ts';
 import { appRouter, AUTH_RATE_RULES } from '../../server/src/router.ts';
@@ -17,9 +18,12 @@ export function procedures(): Procedure[] {
   return Object.entries(all).map(([path, { _def }]) => ({ path, type: _def.type, meta: _def.meta, input: _def.inputs[0], output: _def.output }));
 }
 
-/** The REST routes as the service publishes them: the same call routes/rest.ts makes. */
+/**
+ * The REST routes as the service publishes them: the same call routes/rest.ts makes, and the
+ * activity export's stream, which the gateway serves itself (routes/audit-export.ts).
+ */
 export function restDocument(): OpenAPIObject {
-  return createOpenApiDocument('http://localhost:3000', API_PREFIX);
+  return withAuditExportRoute(createOpenApiDocument('http://localhost:3000', API_PREFIX));
 }
 
 const jsonSchemaOf = (schema: z.ZodType | undefined, io: 'input' | 'output'): JsonSchema =>
@@ -72,16 +76,19 @@ type Route = { method: string; path: string; operation: Loose; procedure?: Proce
 
 function restRoutes(document: OpenAPIObject): Route[] {
   const byRoute = new Map<string, Procedure>();
+  const byPath = new Map<string, Procedure>();
   for (const procedure of procedures()) {
     const route = procedure.meta?.openapi;
     if (route) byRoute.set(`${route.method} ${route.path}`, procedure);
+    byPath.set(procedure.path, procedure);
   }
   return Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
     Object.entries(item as Loose).map(([method, operation]) => ({
       method: method.toUpperCase(),
       path: `${API_PREFIX}${path}`,
       operation,
-      procedure: byRoute.get(`${method.toUpperCase()} ${path}`),
+      // A route the gateway serves itself names its procedure by operationId, as trpc-to-openapi does (`admin-auditExport`).
+      procedure: byRoute.get(`${method.toUpperCase()} ${path}`) ?? byPath.get(String(operation.operationId).replace('-', '.')),
     })),
   );
 }
@@ -126,7 +133,9 @@ function routeSection(route: Route): string {
   else if (route.method === 'POST') lines.push('Body: none (or `{}`).', '');
   lines.push(`Answer ${status}:`, '');
   for (const [name, header] of Object.entries((success.headers ?? {}) as Loose)) lines.push(`Header ${code(name)}: ${header.description}`, '');
-  lines.push(outputTable(success.content['application/json'].schema), '');
+  const [mediaType, media] = Object.entries(success.content as Loose)[0];
+  if (mediaType !== 'application/json') lines.push(`A stream of ${code(mediaType)}, one JSON object a line, each:`, '');
+  lines.push(outputTable(media.schema), '');
   const errors = Object.entries(operation.responses as Loose).filter(([code]) => Number(code) >= 400 && code !== '500' && code !== '503');
   lines.push(table(['error', 'when'], errors.map(([code, response]) => [code, response.description])));
   return lines.join('\n');
@@ -163,11 +172,13 @@ function procedureSection(procedure: Procedure): string {
 
 export function proceduresSection(): string {
   const all = procedures();
+  const served = new Map(restRoutes(restDocument()).flatMap((route) => (route.procedure ? [[route.procedure.path, `${route.method} ${route.path}`] as const] : [])));
   const rows = all.map((procedure) => {
-    const route = procedure.meta?.openapi;
-    const rest = route ? `[${route.method} ${API_PREFIX}${route.path}](#${headingAnchor(`${route.method} ${API_PREFIX}${route.path}`)})` : `[none](#${headingAnchor(procedure.path)})`;
+    const route = served.get(procedure.path);
+    const rest = route ? `[${route}](#${headingAnchor(route)})` : `[none](#${headingAnchor(procedure.path)})`;
     return [code(procedure.path), procedure.type, rest, code(shapeText(jsonSchemaOf(procedure.input, 'input'))), code(shapeText(jsonSchemaOf(procedure.output, 'output')))];
   });
+  // Each with a section of its own: those without a REST route, and any whose REST route is not trpc-to-openapi's.
   const trpcOnly = all.filter((procedure) => !procedure.meta?.openapi);
   return [
     sourceNote('`appRouter` in server/src/router.ts and the procedures\' zod schemas'),

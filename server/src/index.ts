@@ -23,6 +23,7 @@ export { bearerToken, clearedCookieHeader, cookieHeader, readCookie } from './li
 // Errors: the closed list of codes, and the one answer any failure becomes.
 export { AppError, ERROR_CODES, ERRORS, errorBody, tooLargeMessage, type ErrorCode } from './errors/errors.ts';
 export { toErrorResponse } from './errors/response.ts';
+export { UNKNOWN_FIELD } from './lib/validation.ts';
 
 // Process roles: the worker, and a failed start told in one line.
 export { startWorker, type Worker } from './roles/worker.ts';
@@ -46,6 +47,8 @@ export { oldestPendingEventDeliveries } from './modules/events/index.ts';
 // Operators: the admin services the CLI calls (the admin procedures call the same).
 export * as adminService from './admin/admin.service.ts';
 export type { Actor } from './admin/admin.service.ts';
+// The activity export's line, for the gateway's NDJSON route and its place in the OpenAPI document.
+export { auditLineSchema, type AuditLine } from './modules/activity/index.ts';
 export { countPendingSecrets } from './secrets/reencrypt.ts';
 
 // Small shared pieces: logging, constant-time comparison, text checks, the password hasher's shape.

@@ -59,6 +59,13 @@ export async function registerAndVerify(
   return { email, password, token: loggedIn.body.token, apiKey: loggedIn.body.user.api_key, user: loggedIn.body.user };
 }
 
+/** A verified account given the role admin, as `npm run admin -- promote` would. */
+export async function registerAdmin(service: TestService, email: string): Promise<Account> {
+  const account = await registerAndVerify(service, email);
+  await service.deps.db.query(`UPDATE accounts SET role = 'admin' WHERE id = $1`, [account.user.id]);
+  return { ...account, user: { ...account.user, role: 'admin' } };
+}
+
 export const bearer = (value: string) => ({ authorization: `Bearer ${value}` });
 
 export async function me(service: TestService, headers: Record<string, string>): Promise<HttpResult> {

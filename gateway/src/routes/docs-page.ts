@@ -8,6 +8,7 @@ import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import type { OpenAPIObject } from 'openapi3-ts/oas31';
 import { AppError, escapeHtml, type Deps } from '../../../server/src/index.ts';
+import { withAuditExportRoute } from './audit-export.ts';
 import { createOpenApiDocument } from './openapi-document.ts';
 import { withWebhookRoutes } from './openapi-webhooks.ts';
 
@@ -141,11 +142,11 @@ function acceptsGzip(ctx: KoaContext): boolean {
 }
 
 /**
- * GET /api/v1/openapi.json (the REST routes and the webhook routes), GET /api/v1/docs
+ * GET /api/v1/openapi.json (the REST routes, the activity export's and the webhook routes), GET /api/v1/docs
  * (Swagger UI on it) and the page's files under /api/v1/docs/assets/<release>/.
  */
 export function mountApiDocs(router: Router, deps: Deps): void {
-  const document = withWebhookRoutes(createOpenApiDocument(deps.config.publicUrl, API_PREFIX), deps.config.publicUrl);
+  const document = withAuditExportRoute(withWebhookRoutes(createOpenApiDocument(deps.config.publicUrl, API_PREFIX), deps.config.publicUrl));
   const page = renderDocsPage(document);
   const assetOf = createAssetStore();
 

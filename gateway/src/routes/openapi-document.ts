@@ -64,7 +64,8 @@ export function errorResponse(status: number, description: string, options: { co
   };
 }
 
-function restErrorResponse(status: number, description: string, isProtected: boolean): Loose {
+/** An error answer of a REST route: with Retry-After where it may wait, WWW-Authenticate on a protected 401. */
+export function restErrorResponse(status: number, description: string, isProtected: boolean): Loose {
   const headers: Loose = {};
   if (status === 429 || status === 503) headers['Retry-After'] = RETRY_AFTER;
   if (status === 401 && isProtected) headers['WWW-Authenticate'] = WWW_AUTHENTICATE;

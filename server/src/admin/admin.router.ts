@@ -7,6 +7,8 @@ import type { AuthContext } from '../modules/sessions/index.ts';
 import {
   accountIdInput,
   accountOutput,
+  auditExportInput,
+  auditExportOutput,
   deliveryIdInput,
   findAccountInput,
   deliveryOutput,
@@ -18,12 +20,23 @@ import {
   revokedSessionsOutput,
 } from './admin.schemas.ts';
 import { eventProcedures } from './admin.events.ts';
-import { findAccount, inboxStats, listInbox, replayDeliveries, replayDelivery, resetAccountMfa, revokeAccountSessions, showDelivery, type Actor } from './admin.service.ts';
+import {
+  auditExportPage,
+  findAccount,
+  inboxStats,
+  listInbox,
+  replayDeliveries,
+  replayDelivery,
+  resetAccountMfa,
+  revokeAccountSessions,
+  showDelivery,
+  type Actor,
+} from './admin.service.ts';
 
 const NOT_ADMIN = { 401: 'No valid JWT, API key or cookie', 403: 'FORBIDDEN: the account is not an administrator' };
 const actor = (ctx: Context & { auth: AuthContext }): Actor => ({ accountId: ctx.auth.account.id, request: ctx.request });
 
-/** The operator API (docs/API.md, Operator API): the inbox of webhook deliveries and accounts, for accounts with role admin. */
+/** The operator API (docs/API.md, Operator API): the inbox of webhook deliveries, accounts and the activity export, for accounts with role admin. */
 export const adminRouter = router({
   inboxStats: adminProcedure
     .meta(restRoute('GET', '/admin/inbox/stats', 'Deliveries per provider and state, and the oldest still waiting', { protect: true, errors: NOT_ADMIN }))
@@ -101,4 +114,13 @@ export const adminRouter = router({
     }),
 
   ...eventProcedures,
+
+  // No REST meta: GET /api/v1/admin/audit streams NDJSON, which trpc-to-openapi cannot answer
+  // with, so the gateway mounts it (gateway/src/routes/audit-export.ts) and calls this
+  // procedure page after page. Over tRPC it is a page at a time: the typed client's
+  // httpBatchLink cannot take a stream.
+  auditExport: adminProcedure
+    .input(auditExportInput)
+    .output(auditExportOutput)
+    .query(({ ctx, input }) => auditExportPage(ctx.deps, actor(ctx), input)),
 });

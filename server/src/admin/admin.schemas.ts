@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { emailSchema, strictInput } from '../lib/validation.ts';
 import { userSchema } from '../modules/accounts/index.ts';
+import { auditLineSchema } from '../modules/activity/index.ts';
 import { INBOX_STATES } from '../webhooks/inbox/repo.ts';
 import { PROVIDER_NAMES } from '../webhooks/provider.ts';
 
@@ -73,16 +74,45 @@ export const accountOutput = z.object({
   account: userSchema.omit({ api_key: true }).extend({ mfa: z.boolean().describe('Whether the account has a second factor (TOTP or a passkey)') }),
 });
 
-// A path segment over REST, a number over tRPC: either way, a whole number an account id can be.
+// A path segment or query value over REST, a number over tRPC: either way, a whole number an account id can be.
+const accountId = z
+  .union([z.number(), z.string().regex(/^[0-9]{1,10}$/, 'must be an account id')])
+  .transform(Number)
+  .pipe(z.number().int().min(1, 'must be an account id').max(2_147_483_647, 'must be an account id'));
+
 export const accountIdInput = strictInput({
-  id: z
-    .union([z.number(), z.string().regex(/^[0-9]{1,10}$/, 'must be an account id')])
-    .transform(Number)
-    .pipe(z.number().int().min(1, 'must be an account id').max(2_147_483_647, 'must be an account id'))
-    .describe('The account id (`account.id` of the lookup by e-mail), a whole number from 1 to 2147483647'),
+  id: accountId.describe('The account id (`account.id` of the lookup by e-mail), a whole number from 1 to 2147483647'),
 });
 
 export const revokedSessionsOutput = z.object({ success: z.literal(true), revoked: z.number().int().describe('How many live sessions ended') });
 
+// The activity export (docs/API.md, Operator API): the REST query, and over tRPC the same with a cursor.
+const auditFilterShape = {
+  since: instant.optional().describe('Events at or after'),
+  until: instant.optional().describe('Events before'),
+  account_id: accountId.optional().describe("Only this account's events (its id, a whole number)"),
+};
+
+const sinceNotAfterUntil = (input: { since?: string; until?: string }, ctx: z.RefinementCtx) => {
+  if (input.since && input.until && Date.parse(input.since) > Date.parse(input.until)) {
+    ctx.addIssue({ code: 'custom', path: ['since'], message: 'must not be after until' });
+  }
+};
+
+export const auditFilterInput = strictInput(auditFilterShape).superRefine(sinceNotAfterUntil);
+
+export const auditExportInput = strictInput({
+  ...auditFilterShape,
+  cursor: z.string().regex(/^[0-9]{1,19}$/, 'must be a next_cursor this export gave out').optional().describe('next_cursor of the previous page'),
+}).superRefine(sinceNotAfterUntil);
+
+export const auditExportOutput = z.object({
+  success: z.literal(true),
+  items: z.array(auditLineSchema).describe('Up to 1000 events, oldest first'),
+  next_cursor: z.string().nullable().describe('Where the next page starts; null on the last page'),
+});
+
 export type ListInboxInput = z.infer<typeof listInboxInput>;
 export type ReplayDeliveriesInput = z.infer<typeof replayDeliveriesInput>;
+export type AuditFilterInput = z.infer<typeof auditFilterInput>;
+export type AuditExportInput = z.infer<typeof auditExportInput>;

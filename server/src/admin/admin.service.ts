@@ -1,4 +1,3 @@
-import type { RequestInfo } from '../trpc/context.ts';
 import type { Deps } from '../deps.ts';
 import { AppError } from '../errors/errors.ts';
 import { webhookReplayJobs } from '../jobs.ts';
@@ -14,10 +13,10 @@ import { factorNotice, hasSecondFactor, removeAllFactors } from '../modules/mfa/
 import { reencryptSecrets as reencrypt, type ReencryptProgress, type ReencryptReport } from '../secrets/reencrypt.ts';
 import * as inbox from '../webhooks/inbox/repo.ts';
 import { PROVIDER_NAMES } from '../webhooks/provider.ts';
+import type { Actor } from './actor.ts';
 import type { ListInboxInput, ReplayDeliveriesInput } from './admin.schemas.ts';
 
-/** Who acts: an admin account over the API, or the CLI (no account) on the server itself. */
-export type Actor = { accountId: number | null; request: RequestInfo };
+export type { Actor } from './actor.ts';
 
 const REPLAY_BATCH = 500;
 const PURGE_BATCH = 1000;
@@ -234,3 +233,5 @@ export async function reencryptSecrets(deps: Deps, actor: Actor, onProgress?: Re
   await audit(deps, deps.db, actor, 'admin.secrets_reencrypted', { reencrypted: report.reencrypted, unreadable: report.unreadable });
   return report;
 }
+
+export { auditExportPage, exportAuditEvents } from './audit-export.service.ts';

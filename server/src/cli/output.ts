@@ -40,9 +40,12 @@ export function printTable(headers: string[], rows: string[][]): void {
 /** Fields the commands take as arguments rather than options. */
 const ARGUMENT_FIELDS = new Set(['id', 'email']);
 
+/** Fields an option gives under another name (`audit export --account` is the API's `account_id`). */
+const OPTION_NAMES: Record<string, string> = { account_id: 'account' };
+
 /** Issues named as the operator typed them: `--since` and `<id>`, not the schema's `since` and `id`. */
 function describeIssues(issues: Array<{ path: string; message: string }>): string {
-  return issues.map((issue) => `${ARGUMENT_FIELDS.has(issue.path) ? `<${issue.path}>` : `--${issue.path}`}: ${issue.message}`).join('; ');
+  return issues.map((issue) => `${ARGUMENT_FIELDS.has(issue.path) ? `<${issue.path}>` : `--${OPTION_NAMES[issue.path] ?? issue.path}`}: ${issue.message}`).join('; ');
 }
 
 /**

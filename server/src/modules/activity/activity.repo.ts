@@ -26,6 +26,22 @@ export function latestEvents(db: Queryable, accountId: number, limit: number): P
   return db.query<ActivityRow>(`SELECT event, at, ip, user_agent FROM audit_events WHERE account_id = $1 ORDER BY at DESC, id DESC LIMIT ${limit}`, [accountId]);
 }
 
+/** Which events an export reads: `since` inclusive, `until` exclusive, one account or all. */
+export type EventFilter = { since?: Date; until?: Date; accountId?: number };
+
+/**
+ * Up to `limit` events after the id `after`, by id: a keyset page, so each page is one short
+ * statement on the primary key however far into the log it starts.
+ */
+export function eventsAfter(db: Queryable, filter: EventFilter, after: string, limit: number): Promise<AuditEventRecord[]> {
+  return db.query<AuditEventRecord>(
+    `SELECT id, account_id, event, at, ip, user_agent, data FROM audit_events
+     WHERE id > $1::bigint AND ($2::timestamptz IS NULL OR at >= $2) AND ($3::timestamptz IS NULL OR at < $3) AND ($4::int IS NULL OR account_id = $4)
+     ORDER BY id LIMIT ${limit}`,
+    [after, filter.since ?? null, filter.until ?? null, filter.accountId ?? null],
+  );
+}
+
 /** Deletes up to `batch` events older than `before`; returns how many went. */
 export async function deleteEventsBefore(db: Queryable, before: Date, batch: number): Promise<number> {
   return (await db.query(`DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events WHERE at < $1 ORDER BY id LIMIT ${batch}) RETURNING id`, [before])).length;

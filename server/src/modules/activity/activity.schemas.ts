@@ -57,6 +57,7 @@ export const AUDIT_EVENTS = [
   'admin.event_deliveries_read',
   'admin.event_delivery_retried',
   'admin.event_deliveries_retried',
+  'admin.audit_exported',
 ] as const;
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 
@@ -64,3 +65,20 @@ export const activityOutput = z.object({
   success: z.literal(true),
   items: z.array(z.object({ event: z.enum(AUDIT_EVENTS), at: z.string(), ip: z.string().nullable(), user_agent: z.string().nullable() })),
 });
+
+/**
+ * One event as an export gives it out (docs/API.md, Operator API: one NDJSON line each, or an
+ * item of `admin.auditExport`): every column of the row, `at` in ISO-8601, `id` as text (a
+ * bigserial may outgrow a JSON number's exact range). `data` is what the recording module
+ * kept with the event, or null.
+ */
+export const auditLineSchema = z.object({
+  id: z.string().regex(/^[0-9]+$/).describe('The event id, increasing in the order the events were recorded'),
+  at: z.string().describe('When it happened (ISO-8601, UTC)'),
+  account_id: z.number().int().nullable().describe('Whose log it is in; null for a failed login of an unknown address or an operator CLI command'),
+  event: z.enum(AUDIT_EVENTS),
+  ip: z.string().nullable(),
+  user_agent: z.string().nullable(),
+  data: z.record(z.string(), z.unknown()).nullable().describe('What the event recorded beside its name, e.g. the filter of an export'),
+});
+export type AuditLine = z.infer<typeof auditLineSchema>;

@@ -2,8 +2,9 @@ import type { RequestInfo } from '../../trpc/context.ts';
 import type { Queryable } from '../../lib/db.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { inBatches } from '../../lib/batches.ts';
-import { deleteEventsBefore, insertEvent, latestEvents } from './activity.repo.ts';
-import type { AuditEvent } from './activity.schemas.ts';
+import type { AuditEventRecord } from './activity.model.ts';
+import { deleteEventsBefore, eventsAfter, insertEvent, latestEvents, type EventFilter } from './activity.repo.ts';
+import type { AuditEvent, AuditLine } from './activity.schemas.ts';
 
 /** What is kept of a request's user agent: enough to recognise a browser, bounded. */
 export const userAgentOf = (request: RequestInfo) => request.userAgent?.slice(0, 512) ?? null;
@@ -29,6 +30,36 @@ const ACTIVITY_LIMIT = 100;
 export async function listActivity(db: Queryable, accountId: number) {
   const rows = await latestEvents(db, accountId, ACTIVITY_LIMIT);
   return { success: true as const, items: rows.map((row) => ({ event: row.event, at: row.at.toISOString(), ip: row.ip, user_agent: row.user_agent })) };
+}
+
+/** Rows per statement of an export: small enough to hold in memory, large enough to keep round trips few. */
+export const AUDIT_PAGE_SIZE = 1000;
+
+const toAuditLine = (row: AuditEventRecord): AuditLine => ({
+  id: row.id,
+  at: row.at.toISOString(),
+  account_id: row.account_id,
+  event: row.event,
+  ip: row.ip,
+  user_agent: row.user_agent,
+  data: row.data,
+});
+
+/**
+ * The events matching `filter`, oldest first (by id), after the event `after` (from the
+ * start when omitted), a page of up to `pageSize` at a time. Each page is its own keyset
+ * statement and nothing is held open between them, so a reader that stops early (a client
+ * gone) leaves nothing behind; events recorded while the export runs are included if they
+ * match.
+ */
+export async function* auditEventPages(db: Queryable, filter: EventFilter, after = '0', pageSize = AUDIT_PAGE_SIZE): AsyncGenerator<AuditLine[]> {
+  let last = after;
+  for (;;) {
+    const rows = await eventsAfter(db, filter, last, pageSize);
+    if (rows.length) yield rows.map(toAuditLine);
+    if (rows.length < pageSize) return;
+    last = rows[rows.length - 1].id;
+  }
 }
 
 /**

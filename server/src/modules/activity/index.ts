@@ -2,5 +2,6 @@
 // this module's alone). Its procedure (activity.router.ts) is merged into auth.* by
 // server/src/router.ts.
 export { auditEventsTable, type AuditEventRecord } from './activity.model.ts';
-export { AUDIT_EVENTS, type AuditEvent } from './activity.schemas.ts';
-export { purgeAuditEvents, recordEvent, userAgentOf } from './activity.service.ts';
+export { AUDIT_EVENTS, auditLineSchema, type AuditEvent, type AuditLine } from './activity.schemas.ts';
+export type { EventFilter } from './activity.repo.ts';
+export { AUDIT_PAGE_SIZE, auditEventPages, purgeAuditEvents, recordEvent, userAgentOf } from './activity.service.ts';
