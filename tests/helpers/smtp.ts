@@ -26,6 +26,11 @@ export async function startSmtpServer() {
       );
     },
   });
+  // A client killed with its connection open (a SIGKILLed service's pooled mailer) resets it:
+  // that is the client's end, not a failure of the mail server under test.
+  server.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ECONNRESET') throw error;
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.server.address() as AddressInfo;
   return {
