@@ -10,8 +10,9 @@ import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { createBenchDatabase, DEFAULT_DATABASE_URL } from './database.ts';
 import { formatReport, missedTargets, writeIntoReadme, type RunFacts } from './report.ts';
-import { runScenarios, TIMING } from './runner.ts';
-import { CONNECTIONS, SCENARIOS } from './scenarios.ts';
+import { ONLY, runScenarios, selectedScenarios, TIMING } from './runner.ts';
+import { closeEventsReceiver } from './events-out.ts';
+import { CONNECTIONS } from './scenarios.ts';
 import { startServiceProcess } from './service-process.ts';
 import { measureStartup } from './startup.ts';
 
@@ -46,11 +47,16 @@ async function main(): Promise<void> {
     let missed: string[];
     try {
       const run = await runScenarios(service);
-      report = formatReport(SCENARIOS, run, runFacts());
+      report = formatReport(selectedScenarios(), run, runFacts());
       console.log(report);
-      missed = missedTargets(SCENARIOS, run);
+      missed = missedTargets(selectedScenarios(), run);
     } finally {
+      await closeEventsReceiver();
       await service.stop();
+    }
+    if (ONLY) {
+      console.log(missed.length ? `\nmissed targets:\n  ${missed.join('\n  ')}` : '\nall targets met');
+      return;
     }
     const startup = await startupDatabase(measureStartup);
     console.log(`\n${startup.join('\n')}`);

@@ -60,9 +60,14 @@ function progressLine(scenario: Scenario, measured: Measurement, references: Map
   return ` ${Math.round(measured.rate)} ${scenario.unit}, p50 ${Math.round(measured.p50)} ms, p99 ${Math.round(measured.p99)} ms${refs ? ` (alongside: ${refs})` : ''}\n`;
 }
 
+/** `BENCH_ONLY=id,id`: those scenarios alone (their references still sampled), for working on one; the README is left as it is. */
+export const ONLY = process.env.BENCH_ONLY?.split(',').filter(Boolean);
+
+export const selectedScenarios = () => (ONLY ? SCENARIOS.filter((scenario) => ONLY.includes(scenario.id)) : SCENARIOS);
+
 export async function runScenarios(service: ServiceProcess): Promise<RunResults> {
   const run: RunResults = new Map();
-  for (const scenario of SCENARIOS) {
+  for (const scenario of selectedScenarios()) {
     process.stderr.write(`bench: ${scenario.label} ...`);
     const result = await runScenario(service, scenario);
     run.set(scenario.id, result);

@@ -1,8 +1,9 @@
 import type { LoadOptions } from './load.ts';
 import type { Measurement } from './measurement.ts';
 import type { ServiceProcess } from './service-process.ts';
-import { BASELINE, p99AtMostTimes, p99Below, rateAlike, rateAtLeast, type Target } from './targets.ts';
+import { BASELINE, p99AtMostTimes, p99Below, rateAbove, rateAlike, rateAtLeast, type Target } from './targets.ts';
 import { loginWithSecondStep } from './login-mfa.ts';
+import { eventsOut } from './events-out.ts';
 import { webhookIngest } from './webhook-ingest.ts';
 
 export const CONNECTIONS = 50;
@@ -159,5 +160,12 @@ export const SCENARIOS: Scenario[] = [
     unit: 'events/s',
     run: webhookIngest,
     targets: [rateAtLeast(BASELINE, 0.1), p99Below(50)],
+  },
+  {
+    id: 'events-out',
+    label: 'events out: written through the outbox, signed and sent to a receiver answering at once',
+    unit: 'events/s',
+    run: eventsOut,
+    targets: [rateAbove(1000)],
   },
 ];

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { startService, type RunningService } from '../gateway/src/server.ts';
-import { loadConfig } from '../server/src/index.ts';
+import { adminEventsService, emitEvent, loadConfig } from '../server/src/index.ts';
 import { startBareServer } from './bare.ts';
 import { measureHashCeiling } from './hash-ceiling.ts';
 import type { Command, Reply, ServiceInfo } from './protocol.ts';
@@ -24,6 +24,21 @@ const COMMANDS: Record<string, CommandHandler> = {
     measureHashCeiling(service.deps.passwords, { concurrency: Number(args.concurrency), durationMs: Number(args.durationMs) }),
   // Accounts of their own for scenarios that change them (a passkey each for the second step).
   'seed-accounts': async (service, args) => Promise.all(Array.from({ length: Number(args.count) }, () => seedAccount(service.deps, service.url!))),
+  // Events out: an endpoint for the bench's receiver, then events written through the outbox.
+  'events-endpoint': async (service, args) => {
+    const actor = { accountId: null, request: { ip: '127.0.0.1', requestId: 'bench' } };
+    await adminEventsService.createEndpoint(service.deps, actor, { url: String(args.url), events: ['security.changed'] });
+  },
+  // In one transaction: the sender sees them all at its commit, and the bench times from there.
+  'emit-events': async (service, args) => {
+    const count = Number(args.count);
+    const accounts = Number(args.accounts);
+    await service.deps.db.transaction(async (tx) => {
+      for (let n = 0; n < count; n++) {
+        await emitEvent(tx, service.deps.clock, { type: 'security.changed', data: { account_id: 1_000_000 + (n % accounts), what: 'api_key' } });
+      }
+    });
+  },
   'inbox-count': async (service, args) => {
     const [row] = await service.deps.db.query<{ stored: string; waiting: string }>(
       `SELECT count(*) AS stored, count(*) FILTER (WHERE state = 'received') AS waiting

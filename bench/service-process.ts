@@ -56,7 +56,7 @@ function createCommander(child: ChildProcess) {
 }
 
 export async function startServiceProcess(databaseUrl: string): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVE], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), '--import', 'tsx', SERVE], {
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: databaseUrl },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],

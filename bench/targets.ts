@@ -47,3 +47,9 @@ export const rateAlike = (id: string, fraction: number): Target => ({
     return ratio >= fraction && ratio <= 1 / fraction;
   },
 });
+
+/** A rate this machine must reach whatever else is measured (events out: 1,000 a second). */
+export const rateAbove = (perSecond: number): Target => ({
+  label: `rate >= ${perSecond}/s`,
+  met: (own) => own.rate >= perSecond,
+});

@@ -189,19 +189,28 @@ export function leaseDue(
 
 const LOG_APPEND = `(CASE WHEN jsonb_array_length(attempts_log) >= 10 THEN attempts_log - 0 ELSE attempts_log END) || jsonb_build_array($3::jsonb)`;
 
-/** A 2xx: delivered, and the endpoint's run of failures is over. */
-export async function markDelivered(db: Queryable, id: string, status: number, attempt: AttemptLogEntry, now: Date): Promise<void> {
+/** One delivery that got a 2xx, and its attempt for the log. */
+export type Delivered = { id: string; status: number; attempt: AttemptLogEntry };
+
+/**
+ * 2xx answers: delivered, and each endpoint's run of failures is over. One statement for
+ * many deliveries (the sender groups them), so a busy sender costs few round trips.
+ */
+export async function markDelivered(db: Queryable, delivered: Delivered[], now: Date): Promise<void> {
   await db.query(
     {
       name: 'event_deliveries_delivered',
-      text: `WITH d AS (
-               UPDATE event_deliveries SET state = 'delivered', attempts = attempts + 1, step = step + 1, last_status = $2, last_error = NULL,
-                      leased_until = NULL, finished_at = $4, attempts_log = ${LOG_APPEND}
-               WHERE id = $1 AND state = 'pending' RETURNING endpoint_id
+      text: `WITH done AS (
+               SELECT * FROM unnest($1::uuid[], $2::int[], $3::jsonb[]) AS t (id, status, attempt)
+             ), d AS (
+               UPDATE event_deliveries e SET state = 'delivered', attempts = e.attempts + 1, step = e.step + 1, last_status = done.status,
+                      last_error = NULL, leased_until = NULL, finished_at = $4,
+                      attempts_log = (CASE WHEN jsonb_array_length(e.attempts_log) >= 10 THEN e.attempts_log - 0 ELSE e.attempts_log END) || jsonb_build_array(done.attempt)
+               FROM done WHERE e.id = done.id AND e.state = 'pending' RETURNING e.endpoint_id
              )
-             UPDATE event_endpoints ep SET failing_since = NULL FROM d WHERE ep.id = d.endpoint_id AND ep.failing_since IS NOT NULL`,
+             UPDATE event_endpoints ep SET failing_since = NULL WHERE ep.id IN (SELECT endpoint_id FROM d) AND ep.failing_since IS NOT NULL`,
     },
-    [id, status, JSON.stringify(attempt), now],
+    [delivered.map((row) => row.id), delivered.map((row) => row.status), delivered.map((row) => JSON.stringify(row.attempt)), now],
   );
 }
 

@@ -1,10 +1,12 @@
 import type { Clock } from '../../lib/clock.ts';
 import type { SecretBox } from '../../lib/crypto.ts';
 import type { Db } from '../../lib/db.ts';
+import { createGroupCommit } from '../../lib/group-commit.ts';
 import type { Logger } from '../../lib/logger.ts';
 import * as repo from './events.repo.ts';
 import { previousSecretPlace, secretPlace, signedHeaders } from './events.signing.ts';
 import type { AttemptLogEntry } from './events.model.ts';
+import { postEvent } from './events.http.ts';
 import { redactedUrl } from './events.urls.ts';
 
 /** What the sender works with (a subset of the service's Deps). */
@@ -12,8 +14,12 @@ export type SenderDeps = { db: Db; clock: Clock; secretBox: SecretBox; logger: L
 
 /** An attempt that has no answer within this is a failure (contract, section 12). */
 export const SEND_TIMEOUT_MS = 15_000;
-/** How long a delivery being sent is held: a worker that died mid-send gives it up after this. */
-const LEASE_MS = SEND_TIMEOUT_MS + 5_000;
+/**
+ * How long a leased delivery is held: a worker that died with it queued or mid-send gives it
+ * up after this. One is sent only while its lease still covers a whole attempt and a margin.
+ */
+const LEASE_MS = 30_000;
+const LEASE_MARGIN_MS = 1_000;
 /** After the n-th failed attempt the next waits RETRY_DELAYS_MS[n-1]; after the last it is dead. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 /** Each wait is longer by up to this share, at random, so that failures do not come back in step. */
@@ -25,7 +31,10 @@ const KEPT_ANSWER_BYTES = 1024;
 
 /** Requests in flight at once, in all, and to one endpoint: a slow endpoint holds its own places only. */
 const IN_FLIGHT = 64;
-const IN_FLIGHT_PER_ENDPOINT = 8;
+const IN_FLIGHT_PER_ENDPOINT = 32;
+/** Deliveries leased ahead, in all and for one endpoint: one lease statement serves many sends. */
+const PREFETCH = 512;
+const PREFETCH_PER_ENDPOINT = 128;
 /** The sender looks for due deliveries this often when it has nothing to do. */
 const POLL_MS = 200;
 const FAILURE_LOG_INTERVAL_MS = 30_000;
@@ -37,33 +46,11 @@ export function nextAttemptAt(now: Date, step: number, random: () => number = Ma
   return new Date(now.getTime() + Math.round(delay * (1 + JITTER * random())));
 }
 
-/** The start of an answer's body, at most KEPT_ANSWER_BYTES, without waiting for the rest. */
-async function answerStart(response: Response): Promise<string> {
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < KEPT_ANSWER_BYTES) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.length;
-    }
-  } catch {
-    // the answer broke off: what came is enough
-  } finally {
-    reader.cancel().catch(() => undefined);
-  }
-  return Buffer.concat(chunks).subarray(0, KEPT_ANSWER_BYTES).toString('utf8');
-}
-
 /** Why a request got no answer, in words that name neither the URL nor a secret. */
 function failureOf(error: unknown): string {
-  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return `no answer within ${SEND_TIMEOUT_MS / 1000} s`;
-  const cause = error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
-  if (cause?.code) return `connection failed (${cause.code})`;
-  return 'connection failed';
+  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${SEND_TIMEOUT_MS / 1000} s`;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && /^[A-Z_]+$/.test(code) ? `connection failed (${code})` : 'connection failed';
 }
 
 export type SendOutcome = 'delivered' | 'retry' | 'dead';
@@ -79,7 +66,12 @@ export type SenderHooks = {
  * time of the attempt, which receivers hold against their own clocks; the schedule goes by
  * the service clock.
  */
-export async function sendDelivery(deps: SenderDeps, delivery: repo.DueDelivery, hooks: SenderHooks = {}): Promise<SendOutcome> {
+export async function sendDelivery(
+  deps: SenderDeps,
+  delivery: repo.DueDelivery,
+  markDelivered: (delivered: repo.Delivered) => Promise<void>,
+  hooks: SenderHooks = {},
+): Promise<SendOutcome> {
   const sentAt = new Date();
   const secrets = [deps.secretBox.open(delivery.secret_sealed, secretPlace(delivery.endpoint_id))];
   if (delivery.previous_secret_sealed && delivery.previous_secret_until && delivery.previous_secret_until > deps.clock.now()) {
@@ -89,27 +81,17 @@ export async function sendDelivery(deps: SenderDeps, delivery: repo.DueDelivery,
   let status: number | null = null;
   let error: string | null = null;
   try {
-    const response = await fetch(delivery.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': 'Gatehouse-Webhooks/1', ...signedHeaders(delivery.event_id, sentAt, delivery.body, secrets) },
-      body: delivery.body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
-    });
-    status = response.status;
-    if (status >= 200 && status < 300) {
-      await response.body?.cancel().catch(() => undefined);
-    } else {
-      const start = await answerStart(response);
-      error = `HTTP ${status}${start ? `: ${start}` : ''}`.slice(0, KEPT_ANSWER_BYTES + 16);
-    }
+    const headers = { 'content-type': 'application/json', 'user-agent': 'Gatehouse-Webhooks/1', ...signedHeaders(delivery.event_id, sentAt, delivery.body, secrets) };
+    const answer = await postEvent(new URL(delivery.url), headers, delivery.body, SEND_TIMEOUT_MS, KEPT_ANSWER_BYTES);
+    status = answer.status;
+    if (status < 200 || status >= 300) error = `HTTP ${status}${answer.body ? `: ${answer.body}` : ''}`;
   } catch (failure) {
     error = failureOf(failure);
   }
   const now = deps.clock.now();
   const attempt: AttemptLogEntry = { at: now.toISOString(), status, error, ms: Math.round(performance.now() - started) };
   if (error === null) {
-    await repo.markDelivered(deps.db, delivery.id, status!, attempt, now);
+    await markDelivered({ id: delivery.id, status: status!, attempt });
     hooks.onOutcome?.(delivery.type, 'delivered');
     return 'delivered';
   }
@@ -134,15 +116,31 @@ export type EventSender = {
   stop(): Promise<void>;
 };
 
+/** A leased delivery waiting its turn, and until when its lease holds. */
+type Queued = { delivery: repo.DueDelivery; leasedUntil: number };
+
 /**
- * The worker's loop for events out: leases due deliveries (oldest first, each account's in
- * order per endpoint) up to IN_FLIGHT requests at once and IN_FLIGHT_PER_ENDPOINT to any one
- * endpoint, sends each as it is leased, and leases more as places free. It shares nothing
- * with the inbound webhooks but the pool, so a slow endpoint holds up neither other
- * endpoints nor the inbox.
+ * The worker's loop for events out. It leases due deliveries (oldest first; of each account
+ * only the oldest pending one per endpoint, so each account's events go in order) into a
+ * queue per endpoint, up to PREFETCH_PER_ENDPOINT ahead, and sends from each queue with at
+ * most IN_FLIGHT_PER_ENDPOINT requests at once (IN_FLIGHT in all). Leasing ahead makes one
+ * statement serve many sends; a queued delivery whose lease no longer covers a whole
+ * attempt is let go rather than sent (it is leased again later, by this worker or another),
+ * so a lease never runs out while its request is under way. A slow endpoint fills its own
+ * places only: neither the other endpoints nor the inbound webhooks wait for it.
  */
 export function startEventSender(deps: SenderDeps, hooks: SenderHooks = {}): EventSender {
-  const perEndpoint = new Map<string, number>();
+  const endpoints = new Map<string, { queue: Queued[]; inFlight: number }>();
+  // 2xx answers are recorded together: one statement for all that came in while the last one ran.
+  // Each commit lets the next event of those accounts go: a lease looks for them at once.
+  const markDelivered = createGroupCommit<repo.Delivered, void>(
+    async (delivered) => {
+      await repo.markDelivered(deps.db, delivered, deps.clock.now());
+      lease();
+      return delivered.map(() => undefined);
+    },
+    { maxBatch: 500, maxInFlight: deps.db.embedded ? 1 : 2 },
+  );
   const running = new Set<Promise<void>>();
   let inFlight = 0;
   let leasing: Promise<void> | undefined;
@@ -151,17 +149,17 @@ export function startEventSender(deps: SenderDeps, hooks: SenderHooks = {}): Eve
   let failures = 0;
   let loggedAt = -Infinity;
 
-  const release = (endpointId: string) => {
-    inFlight--;
-    const left = (perEndpoint.get(endpointId) ?? 1) - 1;
-    if (left) perEndpoint.set(endpointId, left);
-    else perEndpoint.delete(endpointId);
+  const endpointState = (id: string) => {
+    let state = endpoints.get(id);
+    if (!state) endpoints.set(id, (state = { queue: [], inFlight: 0 }));
+    return state;
   };
+  const held = (state: { queue: Queued[]; inFlight: number }) => state.queue.length + state.inFlight;
 
-  const send = (delivery: repo.DueDelivery) => {
+  const send = (endpointId: string, state: { queue: Queued[]; inFlight: number }, delivery: repo.DueDelivery) => {
     inFlight++;
-    perEndpoint.set(delivery.endpoint_id, (perEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
-    const run = sendDelivery(deps, delivery, hooks)
+    state.inFlight++;
+    const run = sendDelivery(deps, delivery, markDelivered, hooks)
       .then(
         () => undefined,
         (error: unknown) => {
@@ -170,11 +168,23 @@ export function startEventSender(deps: SenderDeps, hooks: SenderHooks = {}): Eve
         },
       )
       .finally(() => {
-        release(delivery.endpoint_id);
+        inFlight--;
+        state.inFlight--;
         running.delete(run);
-        lease();
+        pump(endpointId, state);
+        if (held(state) <= PREFETCH_PER_ENDPOINT / 2) lease();
       });
     running.add(run);
+  };
+
+  /** Starts what the endpoint's places allow; drops from the queue what its lease no longer covers. */
+  const pump = (endpointId: string, state: { queue: Queued[]; inFlight: number }) => {
+    const latestStart = performance.now() + SEND_TIMEOUT_MS + LEASE_MARGIN_MS;
+    while (!stopped && state.queue.length && state.inFlight < IN_FLIGHT_PER_ENDPOINT && inFlight < IN_FLIGHT) {
+      const next = state.queue.shift()!;
+      if (next.leasedUntil >= latestStart) send(endpointId, state, next.delivery);
+    }
+    if (!held(state)) endpoints.delete(endpointId);
   };
 
   const lease = () => {
@@ -183,19 +193,21 @@ export function startEventSender(deps: SenderDeps, hooks: SenderHooks = {}): Eve
       again = true;
       return;
     }
-    const free = IN_FLIGHT - inFlight;
-    if (free <= 0) return;
+    const room = PREFETCH - [...endpoints.values()].reduce((sum, state) => sum + held(state), 0);
+    if (room <= 0) return;
     again = false;
     const now = deps.clock.now();
-    const busy = { ids: [...perEndpoint.keys()], free: [...perEndpoint.values()].map((count) => Math.max(0, IN_FLIGHT_PER_ENDPOINT - count)) };
+    const leasedUntil = performance.now() + LEASE_MS;
+    const busy = { ids: [...endpoints.keys()], free: [...endpoints.values()].map((state) => Math.max(0, PREFETCH_PER_ENDPOINT - held(state))) };
     leasing = repo
-      .leaseDue(deps.db, now, new Date(now.getTime() + LEASE_MS), free, IN_FLIGHT_PER_ENDPOINT, busy)
+      .leaseDue(deps.db, now, new Date(now.getTime() + LEASE_MS), room, PREFETCH_PER_ENDPOINT, busy)
       .then(
         (due) => {
           if (failures) deps.logger.info({ failures }, 'event sending works again');
           failures = 0;
-          for (const delivery of due) send(delivery);
-          if (due.length === free) again = true;
+          for (const delivery of due) endpointState(delivery.endpoint_id).queue.push({ delivery, leasedUntil });
+          for (const [id, state] of endpoints) pump(id, state);
+          if (due.length === room) again = true;
         },
         (error: unknown) => {
           failures++;
@@ -221,6 +233,7 @@ export function startEventSender(deps: SenderDeps, hooks: SenderHooks = {}): Eve
       stopped = true;
       clearInterval(timer);
       // A lease under way may still start sends: wait for it, then for every send it started.
+      // What is still queued is let go; its lease runs out and it is sent after the restart.
       while (leasing || running.size) await Promise.allSettled([leasing, ...running]);
     },
   };
