@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { startService, type RunningService } from '../gateway/src/server.ts';
-import { adminEventsService, emitEvent, loadConfig } from '../server/src/index.ts';
+import { eventsAdminService, emitEvent, loadConfig } from '../server/src/index.ts';
 import { startBareServer } from './bare.ts';
 import { measureHashCeiling } from './hash-ceiling.ts';
 import type { Command, Reply, ServiceInfo } from './protocol.ts';
@@ -27,7 +27,7 @@ const COMMANDS: Record<string, CommandHandler> = {
   // Events out: an endpoint for the bench's receiver, then events written through the outbox.
   'events-endpoint': async (service, args) => {
     const actor = { accountId: null, request: { ip: '127.0.0.1', requestId: 'bench' } };
-    await adminEventsService.createEndpoint(service.deps, actor, { url: String(args.url), events: ['security.changed'] });
+    await eventsAdminService.createEndpoint(service.deps, actor, { url: String(args.url), events: ['security.changed'] });
   },
   // In one transaction: the sender sees them all at its commit, and the bench times from there.
   'emit-events': async (service, args) => {

@@ -6,8 +6,11 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createSecretBox } from '../server/src/lib/crypto.ts';
 import { MIGRATIONS } from '../server/src/migrations/index.ts';
+import { EVENT_TYPES, previousSecretPlace, secretPlace } from '../server/src/modules/events/index.ts';
 import { PROVIDER_NAMES } from '../server/src/webhooks/provider.ts';
+import { Webhook } from 'standardwebhooks';
 import { nextMail } from './helpers/auth.ts';
+import { EventReceiver } from './helpers/event-receiver.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { buildService, spawnBuilt, spawnScript } from './helpers/process.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
@@ -190,8 +193,14 @@ offline('after npm run migrate, migrate status lists every migration as applied,
   });
 });
 
+const EVENTS_COMMANDS = [
+  'events endpoints add', 'events endpoints list', 'events endpoints update', 'events endpoints rotate', 'events endpoints remove', 'events endpoints test',
+  'events deliveries list', 'events deliveries show', 'events deliveries retry',
+];
+
 offline('--help on the root, on every group and on every command exits 0, names the command and the exit codes', async () => {
-  const commands = [[], ['inbox'], ['migrate'], ['promote'], ['demote'], ['inbox', 'stats'], ['inbox', 'list'], ['inbox', 'show'], ['inbox', 'replay'], ['inbox', 'purge'], ['migrate', 'status'], ['sessions'], ['sessions', 'revoke'], ['audit'], ['audit', 'export']];
+  const commands = [[], ['inbox'], ['migrate'], ['promote'], ['demote'], ['inbox', 'stats'], ['inbox', 'list'], ['inbox', 'show'], ['inbox', 'replay'], ['inbox', 'purge'], ['migrate', 'status'], ['sessions'], ['sessions', 'revoke'], ['audit'], ['audit', 'export'],
+    ['events'], ['events', 'endpoints'], ['events', 'deliveries'], ...EVENTS_COMMANDS.map((command) => command.split(' '))];
   const runs = await Promise.all(commands.map((command) => cli(env, ...command, '--help')));
   runs.forEach((run, i) => {
     const name = ['admin', ...commands[i]].join(' ');
@@ -207,6 +216,17 @@ offline('--help on the root, on every group and on every command exits 0, names 
   assert.match(runs[0].stdout, /inbox[\s\S]*audit[\s\S]*migrate/);
   assert.match(runs[13].stdout, /export/);
   assert.match(runs[14].stdout, /--since <time>[\s\S]*--until <time>[\s\S]*--account <id>/);
+  assert.match(runs[0].stdout, /audit[\s\S]*events[\s\S]*migrate/);
+  assert.match(runs[15].stdout, /endpoints[\s\S]*deliveries/);
+  assert.match(runs[16].stdout, /add[\s\S]*list[\s\S]*update[\s\S]*rotate[\s\S]*remove[\s\S]*test/);
+  assert.match(runs[17].stdout, /list[\s\S]*show[\s\S]*retry/);
+  const help = (command: string) => runs[18 + EVENTS_COMMANDS.indexOf(command)].stdout;
+  assert.match(help('events endpoints add'), /<url>[\s\S]*--events <types>[\s\S]*security\.changed[\s\S]*--description <text>[\s\S]*--json/);
+  assert.match(help('events endpoints update'), /--url <url>[\s\S]*--events <types>[\s\S]*--enable[\s\S]*--disable[\s\S]*--description <text>/);
+  assert.match(help('events endpoints rotate'), /--grace <seconds>[\s\S]*0\s+to\s+86400/);
+  assert.match(help('events deliveries list'), /--endpoint <id>[\s\S]*--state <state>.*pending, delivered, dead,\s+skipped[\s\S]*--type <type>[\s\S]*--limit <n>[\s\S]*--cursor <cursor>/);
+  assert.match(help('events deliveries retry'), /\[id\][\s\S]*--dead[\s\S]*--endpoint <id>[\s\S]*--since <time>/);
+  for (const command of EVENTS_COMMANDS) assert.match(help(command), /--json/, command);
 });
 
 offline('an unknown command, an unknown option, a missing or extra argument and conflicting flags exit 2', async () => {
@@ -583,6 +603,126 @@ offline('mfa reset removes the authenticator, passkeys and recovery codes of the
   ]);
 });
 
+/** The row of an event endpoint, its secrets opened with the suite's DATA_KEY. */
+async function endpointRow(id: string) {
+  const [row] = await sql('SELECT * FROM event_endpoints WHERE id = $1', [id]);
+  if (!row) return undefined;
+  const box = createSecretBox([Buffer.from(env.DATA_KEY, 'hex')]);
+  const { secret_sealed, previous_secret_sealed, ...rest } = row;
+  return { ...rest, secret: box.open(secret_sealed, secretPlace(id)), previous: previous_secret_sealed && box.open(previous_secret_sealed, previousSecretPlace(id)) };
+}
+
+const SECRET = /^secret:\s+(whsec_[A-Za-z0-9+/=]+)$/m;
+
+offline('events endpoints add, list, update, rotate and remove change the endpoint as the API does; only add and rotate print a secret', async () => {
+  const [{ mark }] = await sql<{ mark: number }>('SELECT coalesce(max(id), 0)::int AS mark FROM audit_events');
+  const url = 'https://ops:hunter2@hooks.example.com/in?token=abc';
+  const added = await cli(env, 'events', 'endpoints', 'add', url, '--events', 'account.created, security.changed', '--description', 'profiles');
+  assert.is(added.code, 0, added.stderr);
+  const id = /^id:\s+(\S+)$/m.exec(added.stdout)![1];
+  const secret = SECRET.exec(added.stdout)![1];
+  assert.match(added.stdout, /shown this once/);
+  assert.ok(added.stdout.includes(`url:          ${url}\n`), "the endpoint's own listing shows its URL whole");
+  const row = await endpointRow(id);
+  assert.equal({ url: row!.url, events: row!.events, enabled: row!.enabled, description: row!.description, secret: row!.secret }, {
+    url, events: ['account.created', 'security.changed'], enabled: true, description: 'profiles', secret,
+  });
+  assert.ok(Buffer.from(secret.slice(6), 'base64').length >= 24);
+
+  const listed = await cli(env, 'events', 'endpoints', 'list', '--json');
+  assert.is(listed.code, 0, listed.stderr);
+  const item = JSON.parse(listed.stdout).items.find((endpoint: any) => endpoint.id === id);
+  assert.equal(item, { id, url, description: 'profiles', events: ['account.created', 'security.changed'], enabled: true, created_at: row!.created_at.toISOString() });
+  assert.not.ok(listed.stdout.includes(secret.slice(6)), 'a listing never shows a secret');
+
+  const disabled = await cliJson(env, 'events', 'endpoints', 'update', id, '--disable', '--events', 'account.created');
+  assert.equal({ ...disabled.endpoint, created_at: undefined }, { id, url, description: 'profiles', events: ['account.created'], enabled: false, created_at: undefined });
+  const off = await endpointRow(id);
+  assert.equal([off!.enabled, off!.events, off!.disabled_at !== null], [false, ['account.created'], true]);
+  const enabled = await cliJson(env, 'events', 'endpoints', 'update', id, '--enable', '--events', 'all', '--description', '', '--url', 'https://hooks.example.com/v2');
+  assert.equal({ ...enabled.endpoint, created_at: undefined }, { id, url: 'https://hooks.example.com/v2', description: null, events: [...EVENT_TYPES], enabled: true, created_at: undefined });
+  assert.equal((({ enabled, events, description, url }) => ({ enabled, events, description, url }))((await endpointRow(id))!), { enabled: true, events: null, description: null, url: 'https://hooks.example.com/v2' });
+
+  const rotated = await cliJson(env, 'events', 'endpoints', 'rotate', id, '--grace', '3600');
+  assert.match(rotated.secret, /^whsec_/);
+  assert.is.not(rotated.secret, secret);
+  const graced = await endpointRow(id);
+  assert.equal([graced!.secret, graced!.previous], [rotated.secret, secret], 'the new secret signs, the old one beside it');
+  const graceLeft = graced!.previous_secret_until.getTime() - Date.now();
+  assert.ok(graceLeft > 3_500_000 && graceLeft <= 3_600_000, String(graceLeft));
+  const again = await cli(env, 'events', 'endpoints', 'rotate', id);
+  assert.is(again.code, 0, again.stderr);
+  const third = SECRET.exec(again.stdout)![1];
+  assert.match(again.stdout, /The old one no longer signs[\s\S]*shown this once/);
+  assert.equal([(await endpointRow(id))!.secret, (await endpointRow(id))!.previous], [third, null]);
+
+  const removed = await cli(env, 'events', 'endpoints', 'remove', id);
+  assert.is(removed.code, 0, removed.stderr);
+  assert.match(removed.stdout, new RegExp(`^Endpoint ${id} is removed`));
+  assert.is(await endpointRow(id), undefined);
+  await refused(env, 3, ['events', 'endpoints', 'remove', id], /^error: No such event endpoint\.\n$/);
+  await refused(env, 3, ['events', 'endpoints', 'rotate', id, '--json'], /No such event endpoint/);
+  await refused(env, 3, ['events', 'deliveries', 'show', randomUUID()], /No such event delivery/);
+
+  const logged = await sql('SELECT event, account_id, user_agent, data FROM audit_events WHERE id > $1 ORDER BY id', [mark]);
+  assert.equal(logged.map((entry) => entry.event), [
+    'admin.event_endpoint_created', 'admin.event_endpoint_updated', 'admin.event_endpoint_updated',
+    'admin.event_endpoint_secret_rotated', 'admin.event_endpoint_secret_rotated', 'admin.event_endpoint_deleted',
+  ]);
+  assert.ok(logged.every((entry) => entry.account_id === null && entry.user_agent === 'gatehouse-cli'));
+  for (const text of [JSON.stringify(logged), again.stdout, removed.stdout]) {
+    assert.not.ok(/hunter2|token=abc/.test(text), `the URL's credentials and query appear only in the endpoint's own listing: ${text}`);
+    for (const shown of [secret, rotated.secret]) assert.not.ok(text.includes(shown.slice(6)), 'no secret but the one just made');
+  }
+});
+
+offline('events commands refuse bad values with exit 2 naming the option, and change nothing', async () => {
+  const id = (await cliJson(env, 'events', 'endpoints', 'add', 'https://hooks.example.com/bad-values')).endpoint.id;
+  const before = await endpointRow(id);
+  const countEndpoints = async () => (await sql('SELECT count(*)::int AS n FROM event_endpoints'))[0].n;
+  const endpointsBefore = await countEndpoints();
+  const [{ mark }] = await sql<{ mark: number }>('SELECT max(id)::int AS mark FROM audit_events');
+  const cases: Array<[string[], RegExp]> = [
+    [['events', 'endpoints', 'add', 'hooks.example.com/no-scheme'], /<url>: must be an http or https URL/],
+    [['events', 'endpoints', 'add', 'ftp://hooks.example.com/'], /<url>: must be an http or https URL/],
+    [['events', 'endpoints', 'add', 'https://hooks.example.com/', '--events', 'account.created,account.exploded'], /--events: .*account\.created/],
+    [['events', 'endpoints', 'add', 'https://hooks.example.com/', '--events', 'ping'], /--events: /],
+    [['events', 'endpoints', 'update', 'not-a-uuid', '--disable'], /<id>: must be an endpoint id/],
+    [['events', 'endpoints', 'update', id, '--url', 'javascript:alert(1)'], /--url: must be an http or https URL/],
+    [['events', 'endpoints', 'update', id, '--events', 'account.created,account.created'], /--events: must not name a type twice/],
+    [['events', 'endpoints', 'update', id, '--description', 'x'.repeat(501)], /--description: /],
+    [['events', 'endpoints', 'update', id], /say what to change/],
+    [['events', 'endpoints', 'rotate', id, '--grace', '86401'], /--grace: .*86400/],
+    [['events', 'endpoints', 'rotate', id, '--grace', '-1'], /--grace: /],
+    [['events', 'endpoints', 'rotate', id, '--grace', 'an hour'], /--grace: /],
+    [['events', 'endpoints', 'rotate', '12345'], /<id>: must be an endpoint id/],
+    [['events', 'endpoints', 'remove', `${id}x`], /<id>: must be an endpoint id/],
+    [['events', 'endpoints', 'test', 'x'], /<id>: must be an endpoint id/],
+    [['events', 'deliveries', 'list', '--endpoint', 'nope'], /--endpoint: must be an endpoint id/],
+    [['events', 'deliveries', 'list', '--state', 'failed'], /--state: .*skipped/],
+    [['events', 'deliveries', 'list', '--type', 'account.exploded'], /--type: /],
+    [['events', 'deliveries', 'list', '--limit', '201'], /--limit: .*200/],
+    [['events', 'deliveries', 'show', 'nope'], /<id>: must be a delivery id/],
+    [['events', 'deliveries', 'retry', 'nope'], /<id>: must be a delivery id/],
+    [['events', 'deliveries', 'retry'], /give a delivery id, or --dead --endpoint <id>/],
+    [['events', 'deliveries', 'retry', '--dead'], /--dead needs --endpoint <id>/],
+    [['events', 'deliveries', 'retry', randomUUID(), '--dead'], /either a delivery id or --dead/],
+    [['events', 'deliveries', 'retry', randomUUID(), '--endpoint', id], /--endpoint and --since choose/],
+    [['events', 'deliveries', 'retry', '--dead', '--endpoint', 'nope'], /--endpoint: must be an endpoint id/],
+    [['events', 'deliveries', 'retry', '--dead', '--endpoint', id, '--since', 'yesterday'], /--since: /],
+  ];
+  const runs = await Promise.all(cases.map(([args]) => cli(env, ...args, '--json')));
+  runs.forEach((run, i) => {
+    assert.is(run.code, 2, `${cases[i][0].join(' ')}: ${run.stderr}`);
+    assert.is(run.stdout, '');
+    assert.match(run.stderr, cases[i][1]);
+  });
+  assert.equal(await endpointRow(id), before, 'the endpoint is as it was');
+  assert.is(await countEndpoints(), endpointsBefore, 'no endpoint was added');
+  assert.equal(await sql('SELECT event FROM audit_events WHERE id > $1', [mark]), [], 'and nothing was recorded');
+  assert.equal(await cliJson(env, 'events', 'endpoints', 'remove', id), { success: true });
+});
+
 offline('--json keeps stdout to one JSON document: the service log lines go to stderr', async () => {
   // RATE_LIMITS=off makes the services log a warning as they start.
   const run = await cli({ ...env, RATE_LIMITS: 'off' }, 'inbox', 'stats', '--json');
@@ -677,6 +817,83 @@ if (process.env.DATABASE_URL) {
       return found.state !== 'received' && found.state !== 'dead' && found;
     }, 30_000);
     assert.equal(row, { state: 'ignored', reason: 'unknown account 999999999' });
+  });
+
+  live('events endpoints test sends a signed ping through the running worker; deliveries list, show and retry follow it', async () => {
+    const receiver = await EventReceiver.start();
+    const db = service.deps.db;
+    const stateOf = async (id: string) => (await db.query<{ state: string }>('SELECT state FROM event_deliveries WHERE id = $1', [id]))[0]?.state;
+    /** The CLI stamps what it queues with the real time; the service's test clock is moved there, so that it is due. */
+    const catchUp = () => service.clock.set(new Date());
+    const receivedIds = (count: number, what: string) => eventually(what, () => (receiver.delivered().length >= count ? receiver.delivered().map((body) => body.id) : undefined), 15_000);
+    try {
+      const added = await cliJson(cliEnv, 'events', 'endpoints', 'add', receiver.url, '--events', 'security.changed', '--description', 'cli receiver');
+      const endpointId = added.endpoint.id;
+      const rotated = await cliJson(cliEnv, 'events', 'endpoints', 'rotate', endpointId, '--grace', '600');
+      receiver.secrets = [rotated.secret];
+
+      const tested = await cliJson(cliEnv, 'events', 'endpoints', 'test', endpointId);
+      assert.equal(Object.keys(tested).sort(), ['delivery_id', 'success']);
+      catchUp();
+      const [pingId] = await receivedIds(1, 'the worker to send the ping');
+      const request = receiver.received[0];
+      assert.equal(request.verified, { type: 'ping', timestamp: (request.verified as any).timestamp, data: {} });
+      assert.is(request.headers['webhook-signature'].split(' ').length, 2, 'the old and the new secret both sign during the grace');
+      assert.equal(new Webhook(added.secret).verify(request.body, request.headers), request.verified, 'the old secret still verifies');
+      await eventually('the delivery recorded as delivered', async () => (await stateOf(tested.delivery_id)) === 'delivered', 10_000);
+
+      const shown = await cliJson(cliEnv, 'events', 'deliveries', 'show', tested.delivery_id);
+      assert.equal({ ...shown.delivery, created_at: undefined, attempts_log: undefined }, {
+        id: tested.delivery_id, endpoint_id: endpointId, event_id: pingId, type: 'ping', state: 'delivered', attempts: 1,
+        last_status: 200, last_error: null, next_attempt_at: null, created_at: undefined, body: request.body, attempts_log: undefined,
+      });
+      assert.equal(shown.delivery.attempts_log.map((attempt: any) => [attempt.status, attempt.error]), [[200, null]]);
+      const human = await cli(cliEnv, 'events', 'deliveries', 'show', tested.delivery_id);
+      assert.is(human.code, 0, human.stderr);
+      assert.match(human.stdout, new RegExp(`^id:\\s+${tested.delivery_id}\\nendpoint:\\s+${endpointId}\\nevent id:\\s+${pingId}\\ntype:\\s+ping\\nstate:\\s+delivered\\n`));
+      assert.match(human.stdout, /\nattempts log:\n\s+at\s+status\s+ms\s+error\n\s+\S+\s+200\s+\d+\s+-\n/);
+      assert.ok(human.stdout.endsWith(`body:\n${request.body}\n`));
+
+      const listed = await cliJson(cliEnv, 'events', 'deliveries', 'list', '--endpoint', endpointId);
+      assert.equal(listed.items.map((item: any) => item.id), [tested.delivery_id]);
+      assert.equal((await cliJson(cliEnv, 'events', 'deliveries', 'list', '--endpoint', endpointId, '--state', 'delivered', '--type', 'ping', '--limit', '1')).items.length, 1);
+      assert.equal((await cliJson(cliEnv, 'events', 'deliveries', 'list', '--endpoint', endpointId, '--state', 'dead')).items, []);
+      const table = await cli(cliEnv, 'events', 'deliveries', 'list', '--endpoint', endpointId);
+      assert.match(table.stdout, new RegExp(`${tested.delivery_id}\\s+${endpointId}\\s+ping\\s+delivered\\s+1\\s+200\\s+-\\n`));
+
+      assert.equal(await cliJson(cliEnv, 'events', 'deliveries', 'retry', tested.delivery_id), { success: true });
+      assert.is(await stateOf(tested.delivery_id), 'pending');
+      catchUp();
+      assert.equal(await receivedIds(2, 'the retried ping sent again'), [pingId, pingId], 'the same event id on every attempt');
+
+      // A second ping waits (the service's clock is behind it) while the endpoint is disabled: it is kept as skipped.
+      const waiting = await cliJson(cliEnv, 'events', 'endpoints', 'test', endpointId);
+      await cliJson(cliEnv, 'events', 'endpoints', 'update', endpointId, '--disable');
+      assert.is(await stateOf(waiting.delivery_id), 'skipped');
+      await refused(cliEnv, 2, ['events', 'endpoints', 'test', endpointId], /endpoint is disabled.*--enable/);
+      await refused(cliEnv, 2, ['events', 'deliveries', 'retry', '--dead', '--endpoint', endpointId], /endpoint is disabled/);
+      await refused(cliEnv, 2, ['events', 'deliveries', 'retry', waiting.delivery_id], /endpoint is disabled/);
+      assert.is(await stateOf(waiting.delivery_id), 'skipped', 'a refused retry changes nothing');
+      await cliJson(cliEnv, 'events', 'endpoints', 'update', endpointId, '--enable');
+      const later = new Date(Date.now() + 3_600_000).toISOString();
+      assert.equal(await cliJson(cliEnv, 'events', 'deliveries', 'retry', '--dead', '--endpoint', endpointId, '--since', later), { success: true, retried: 0 });
+      const bulk = await cli(cliEnv, 'events', 'deliveries', 'retry', '--dead', '--endpoint', endpointId);
+      assert.is(bulk.code, 0, bulk.stderr);
+      assert.match(bulk.stdout, new RegExp(`^Queued 1 dead and skipped deliveries of endpoint ${endpointId} again`));
+      catchUp();
+      const [, , skippedId] = await receivedIds(3, 'the skipped ping sent once retried');
+      assert.is.not(skippedId, pingId);
+      assert.equal(receiver.received.filter((r) => r.error).map((r) => r.error), [], 'every request verified');
+
+      assert.equal(await cliJson(cliEnv, 'events', 'endpoints', 'remove', endpointId), { success: true });
+      const [left] = await db.query<{ endpoints: number; deliveries: number }>(
+        'SELECT (SELECT count(*)::int FROM event_endpoints WHERE id = $1) AS endpoints, (SELECT count(*)::int FROM event_deliveries WHERE endpoint_id = $1) AS deliveries',
+        [endpointId],
+      );
+      assert.equal(left, { endpoints: 0, deliveries: 0 });
+    } finally {
+      await receiver.close();
+    }
   });
 
   live.run();

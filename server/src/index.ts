@@ -44,10 +44,10 @@ export { countByProviderAndState, type InboxState } from './webhooks/inbox/repo.
 // Events out: the outbox (the bench writes through it) and the age of the oldest delivery waiting, for the metrics.
 export { emitEvent, oldestPendingEventDeliveries } from './modules/events/index.ts';
 
-// Operators: the admin services the CLI calls (the admin procedures call the same).
+// Operators: the admin services the CLI calls (the admin procedures call the same), events out's among them.
 export * as adminService from './admin/admin.service.ts';
+export * as eventsAdminService from './admin/admin.events.service.ts';
 export type { Actor } from './admin/admin.service.ts';
-export * as adminEventsService from './admin/admin.events.service.ts';
 // The activity export's line, for the gateway's NDJSON route and its place in the OpenAPI document.
 export { auditLineSchema, type AuditLine } from './modules/activity/index.ts';
 export { countPendingSecrets } from './secrets/reencrypt.ts';

@@ -112,6 +112,13 @@ export const auditExportOutput = z.object({
   next_cursor: z.string().nullable().describe('Where the next page starts; null on the last page'),
 });
 
+/**
+ * Events out's admin schemas belong to the events module (admin.events.ts); they are named
+ * here as well so that the CLI, which may read this file before it loads the server, checks
+ * its values with the very schemas the API does.
+ */
+export { eventsAdminSchemas } from '../modules/events/index.ts';
+
 export type ListInboxInput = z.infer<typeof listInboxInput>;
 export type ReplayDeliveriesInput = z.infer<typeof replayDeliveriesInput>;
 export type AuditFilterInput = z.infer<typeof auditFilterInput>;

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { addAccountCommands } from './accounts.ts';
 import { addAuditCommands } from './audit.ts';
+import { addEventsCommands } from './events.ts';
 import { addInboxCommands } from './inbox.ts';
 import { addMigrateCommands } from './migrations.ts';
 import { EXIT, EXIT_CODES_HELP, reportFailure } from './output.ts';
@@ -16,7 +17,7 @@ function buildProgram(): Command {
   // Set before any subcommand is added: commander copies these settings to the ones it creates.
   const program = new Command('admin')
     .usage('<command> [options]   (as npm run admin -- <command> [options])')
-    .description("Gatehouse operator commands: administrators, accounts' sessions, the webhook inbox, the activity log, the database schema, stored secrets.")
+    .description("Gatehouse operator commands: administrators, accounts' sessions, the webhook inbox, the activity log, events out, the database schema, stored secrets.")
     .exitOverride()
     .showSuggestionAfterError()
     .showHelpAfterError('(add --help for usage)');
@@ -25,6 +26,7 @@ function buildProgram(): Command {
   addMfaCommands(program);
   addInboxCommands(program);
   addAuditCommands(program);
+  addEventsCommands(program);
   addMigrateCommands(program);
   addSecretsCommands(program);
   for (const command of everyCommand(program)) command.addHelpText('after', EXIT_CODES_HELP);

@@ -8,7 +8,7 @@ Exit codes:
   0  done
   1  unexpected failure (the database cannot be reached, a configuration error, …)
   2  usage error: unknown command or option, or a bad value (the option is named)
-  3  not found: no account has the e-mail address, or no delivery has the id`;
+  3  not found: no account has the e-mail address, or no delivery or endpoint has the id`;
 
 export const JSON_OPTION_HELP = 'print one JSON document on stdout, and nothing else there (for scripts)';
 
@@ -41,11 +41,16 @@ export function printTable(headers: string[], rows: string[][]): void {
 const ARGUMENT_FIELDS = new Set(['id', 'email']);
 
 /** Fields an option gives under another name (`audit export --account` is the API's `account_id`). */
-const OPTION_NAMES: Record<string, string> = { account_id: 'account' };
+const OPTION_NAMES: Record<string, string> = { account_id: 'account', endpoint_id: 'endpoint', grace_seconds: 'grace' };
 
-/** Issues named as the operator typed them: `--since` and `<id>`, not the schema's `since` and `id`. */
+/**
+ * Issues named as the operator typed them: `--since` and `<id>`, not the schema's `since` and
+ * `id`; an item of a list (`events.1`) by the option that gave the whole list. A command that
+ * gives a field under a name of its own has already named it so (`<url>`, `--endpoint`).
+ */
 function describeIssues(issues: Array<{ path: string; message: string }>): string {
-  return issues.map((issue) => `${ARGUMENT_FIELDS.has(issue.path) ? `<${issue.path}>` : `--${OPTION_NAMES[issue.path] ?? issue.path}`}: ${issue.message}`).join('; ');
+  const named = (field: string) => (/^(<|--)/.test(field) ? field : ARGUMENT_FIELDS.has(field) ? `<${field}>` : `--${OPTION_NAMES[field] ?? field}`);
+  return issues.map((issue) => `${named(issue.path.split('.')[0])}: ${issue.message}`).join('; ');
 }
 
 /**

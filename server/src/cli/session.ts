@@ -6,6 +6,7 @@ import type { Actor, Config, Db, Deps, Logger } from '../index.ts';
 // loading it takes a second or more, which `--help` and a refused value should not cost.
 
 export type AdminService = typeof import('../index.ts')['adminService'];
+export type EventsAdminService = typeof import('../index.ts')['eventsAdminService'];
 
 /** The CLI acts as no account, on the server itself; the audit log says so (account_id NULL). */
 export const CLI_ACTOR: Actor = { accountId: null, request: { ip: '', requestId: 'cli', userAgent: 'gatehouse-cli' } };
