@@ -5,7 +5,7 @@ import type { Logger } from '../../lib/logger.ts';
 import * as repo from './events.repo.ts';
 import { previousSecretPlace, secretPlace, signedHeaders } from './events.signing.ts';
 import type { AttemptLogEntry } from './events.model.ts';
-import { redactedUrl } from './events.urls.ts';
+import { redactedUrl, requestTarget } from './events.urls.ts';
 
 /** What the sender works with (a subset of the service's Deps). */
 export type SenderDeps = { db: Db; clock: Clock; secretBox: SecretBox; logger: Logger };
@@ -89,9 +89,10 @@ export async function sendDelivery(deps: SenderDeps, delivery: repo.DueDelivery,
   let status: number | null = null;
   let error: string | null = null;
   try {
-    const response = await fetch(delivery.url, {
+    const target = requestTarget(delivery.url);
+    const response = await fetch(target.url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': 'Gatehouse-Webhooks/1', ...signedHeaders(delivery.event_id, sentAt, delivery.body, secrets) },
+      headers: { 'content-type': 'application/json', 'user-agent': 'Gatehouse-Webhooks/1', ...target.headers, ...signedHeaders(delivery.event_id, sentAt, delivery.body, secrets) },
       body: delivery.body,
       redirect: 'manual',
       signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
