@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 export type ReceiverMode = 'ok' | 'fail' | 'hang' | 'close';
 
 /** One request as the receiver saw it; `verified` is the body as `standardwebhooks` verified it, or its error. */
-export type Received = { headers: Record<string, string>; body: string; at: number; verified: unknown; error?: string; mode: ReceiverMode };
+export type Received = { path: string; headers: Record<string, string>; body: string; at: number; verified: unknown; error?: string; mode: ReceiverMode };
 
 /**
  * A service of the platform that receives our events: a real HTTP server on a real port that
@@ -66,7 +66,7 @@ export class EventReceiver {
           error = (failure as Error).message;
         }
       }
-      this.received.push({ headers, body, at: Date.now(), verified, error, mode });
+      this.received.push({ path: req.url ?? '', headers, body, at: Date.now(), verified, error, mode });
       if (mode === 'hang') {
         this.hanging.add(res);
         return;

@@ -1,0 +1,597 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createGatehouseClient, TRPCClientError } from '../client/src/index.ts';
+import { EVENT_TYPES, emitEvent } from '../server/src/modules/events/index.ts';
+import { AUTH, assertError, bearer, issuePaths, registerAndVerify, type Account } from './helpers/auth.ts';
+import { EventReceiver } from './helpers/event-receiver.ts';
+import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { trpcOver } from './helpers/trpc-http.ts';
+import { eventually } from './helpers/wait.ts';
+import { callerFor, post, viberHeaders, viberMessage, viberToken } from './helpers/webhook-fixtures.ts';
+
+// Events out for operators (docs/EVENTS.md, contract section 12): every admin route and
+// procedure refused to non-admins, garbage refused with nothing changed, the deliveries list
+// paged, endpoints changed and removed, secrets and URL credentials kept out of logs, the
+// metrics, and the events that profile changes and visitor messages emit, atomically.
+
+const ADMIN = '/api/v1/admin';
+const METRICS_TOKEN = `metrics-${randomBytes(12).toString('hex')}`;
+const BOT_TOKEN = `4453b6ac1${randomBytes(6).toString('hex')}-e02c5f12174805f9-daec9cbb5448c51f`;
+
+type Context = { service: TestService; admin: Account; user: Account };
+const test = suite<Context>('REST admin: event endpoints and deliveries, for administrators only');
+
+test.before(async (context) => {
+  context.service = await startTestService({ METRICS_TOKEN });
+  context.admin = await registerAndVerify(context.service, 'events-operator@example.com');
+  await context.service.deps.db.query(`UPDATE accounts SET role = 'admin' WHERE id = $1`, [context.admin.user.id]);
+  context.user = await registerAndVerify(context.service, 'events-plain-user@example.com');
+});
+test.after(async ({ service }) => {
+  await service?.close();
+});
+
+const admin = (context: Context, method: string, path: string, json?: unknown) =>
+  request(context.service.url, method, `${ADMIN}${path}`, { json, headers: bearer(context.admin.token) });
+/** A body sent as it is, for what no client would send. */
+const adminRaw = (context: Context, method: string, path: string, body: string) =>
+  request(context.service.url, method, `${ADMIN}${path}`, { body, headers: { ...bearer(context.admin.token), 'content-type': 'application/json' } });
+
+const fresh = (context: Context, label: string) => registerAndVerify(context.service, `${label}-${randomBytes(3).toString('hex')}@example.com`);
+
+/** A receiver and an endpoint pointing at it (at `url` when given), told the endpoint's secret. */
+async function endpointFor(context: Context, fields: Record<string, unknown> = {}, url?: (receiver: EventReceiver) => string) {
+  const receiver = await EventReceiver.start();
+  const created = await admin(context, 'POST', '/event-endpoints', { url: url ? url(receiver) : receiver.url, ...fields });
+  assert.is(created.status, 201, created.text);
+  receiver.secrets = [created.body.secret];
+  const id = created.body.endpoint.id as string;
+  const close = async () => {
+    const removed = await admin(context, 'DELETE', `/event-endpoints/${id}`);
+    assert.ok(removed.status === 200 || removed.status === 404, removed.text);
+    await receiver.close();
+  };
+  return { receiver, id, secret: created.body.secret as string, endpoint: created.body.endpoint, close };
+}
+
+const deliveredTo = (receiver: EventReceiver, count: number, what = `${count} events delivered`) =>
+  eventually(what, () => (receiver.delivered().length >= count ? receiver.delivered() : undefined), 15_000);
+
+const ping = async (context: Context, id: string): Promise<string> => {
+  const tested = await admin(context, 'POST', `/event-endpoints/${id}/test`);
+  assert.is(tested.status, 200, tested.text);
+  return tested.body.delivery_id;
+};
+
+const deliveryState = async (context: Context, id: string) => (await admin(context, 'GET', `/event-deliveries/${id}`)).body.delivery;
+
+/** Everything an admin call could change: the endpoints (secrets included), the outbox and its deliveries. */
+async function snapshot(service: TestService): Promise<string> {
+  const endpoints = await service.deps.db.query(
+    `SELECT id, url, description, events, enabled, secret_sealed, previous_secret_sealed, previous_secret_until, updated_at FROM event_endpoints ORDER BY id`,
+  );
+  const deliveries = await service.deps.db.query(`SELECT id, endpoint_id, state, attempts, step, next_attempt_at, finished_at FROM event_deliveries ORDER BY seq`);
+  const events = await service.deps.db.query(`SELECT id FROM events ORDER BY id`);
+  return JSON.stringify({ endpoints, deliveries, events });
+}
+
+const changeName = async (context: Context, who: Account, name: string) => {
+  const changed = await request(context.service.url, 'POST', `${AUTH}/profile`, { json: { name }, headers: bearer(who.token) });
+  assert.is(changed.status, 200, changed.text);
+};
+
+/** Every events admin route, with a given endpoint and delivery id and an acceptable body. */
+const routes = (endpointId: string, deliveryId: string): Array<[string, string, unknown?]> => [
+  ['POST', '/event-endpoints', { url: 'https://hooks.example/in' }],
+  ['GET', '/event-endpoints'],
+  ['PATCH', `/event-endpoints/${endpointId}`, { description: 'x' }],
+  ['DELETE', `/event-endpoints/${endpointId}`],
+  ['POST', `/event-endpoints/${endpointId}/rotate-secret`, {}],
+  ['POST', `/event-endpoints/${endpointId}/retry-dead`, {}],
+  ['POST', `/event-endpoints/${endpointId}/test`],
+  ['GET', '/event-deliveries'],
+  ['GET', `/event-deliveries/${deliveryId}`],
+  ['POST', `/event-deliveries/${deliveryId}/retry`],
+];
+
+test('every events admin route is 403 FORBIDDEN for a plain user by JWT and by API key, 401 without credentials; nothing changes', async (context) => {
+  const { service, user } = context;
+  const { id, receiver, close } = await endpointFor(context);
+  try {
+    const deliveryId = await ping(context, id);
+    await deliveredTo(receiver, 1);
+    await eventually('the ping recorded', async () => (await deliveryState(context, deliveryId)).state === 'delivered', 10_000);
+    const before = await snapshot(service);
+    for (const [method, path, json] of routes(id, deliveryId)) {
+      const as = (headers: Record<string, string>) => request(service.url, method, `${ADMIN}${path}`, { json, headers });
+      assertError(await as(bearer(user.token)), 403, 'FORBIDDEN');
+      assertError(await as(bearer(user.apiKey)), 403, 'FORBIDDEN');
+      const anonymous = await as({});
+      assertError(anonymous, 401, 'UNAUTHORIZED');
+      assert.match(anonymous.headers.get('www-authenticate') ?? '', /^Bearer/);
+    }
+    assert.is(await snapshot(service), before);
+  } finally {
+    await close();
+  }
+});
+
+/** A 400 VALIDATION_FAILED whose issues name `field` (and nothing else). */
+function refused(result: HttpResult, field: string, what: string) {
+  assertError(result, 400, 'VALIDATION_FAILED');
+  const paths = issuePaths(result);
+  assert.ok(paths.length > 0 && paths.every((path) => path === field || path.startsWith(`${field}.`)), `${what}: issues ${JSON.stringify(paths)}, expected ${field}`);
+}
+
+test('garbage to every route is a 4xx with the error shape, never a 5xx, and changes nothing', async (context) => {
+  const { service } = context;
+  const { id, receiver, secret, close } = await endpointFor(context, { description: 'the garbage target' });
+  try {
+    // A dead delivery, so that a retry let through by mistake would show.
+    receiver.mode = 'fail';
+    const deliveryId = await ping(context, id);
+    await eventually('the failed attempt', async () => (await deliveryState(context, deliveryId)).attempts === 1, 10_000);
+    await service.deps.db.query(`UPDATE event_deliveries SET state = 'dead', finished_at = now() WHERE id = $1`, [deliveryId]);
+    const before = await snapshot(service);
+    const answers: HttpResult[] = [];
+    const check = async (answer: HttpResult, expect: (answer: HttpResult) => void) => {
+      answers.push(answer);
+      expect(answer);
+      assert.is(await snapshot(service), before, `${answer.status} ${answer.text} changed something`);
+    };
+
+    // Bodies that are not a JSON object.
+    const withBody: Array<[string, string]> = [['POST', '/event-endpoints'], ['PATCH', `/event-endpoints/${id}`], ['POST', `/event-endpoints/${id}/rotate-secret`], ['POST', `/event-endpoints/${id}/retry-dead`], ['POST', `/event-endpoints/${id}/test`], ['POST', `/event-deliveries/${deliveryId}/retry`]];
+    for (const [method, path] of withBody) {
+      await check(await adminRaw(context, method, path, '{"url": "https://a.example/'), (answer) => assertError(answer, 400, 'INVALID_JSON'));
+      await check(await adminRaw(context, method, path, 'url=https://a.example/'), (answer) => assertError(answer, 400, 'INVALID_JSON'));
+      await check(await admin(context, method, path, [{ grace_seconds: 60, url: 'https://a.example/' }]), (answer) => assertError(answer, 400, 'VALIDATION_FAILED'));
+      await check(await admin(context, method, path, 'https://a.example/'), (answer) => assertError(answer, 400, 'VALIDATION_FAILED'));
+    }
+
+    // Fields that are wrong, or unknown.
+    const longUrl = `https://hooks.example/${'a'.repeat(2001 - 'https://hooks.example/'.length)}`;
+    assert.is(longUrl.length, 2001);
+    const badEndpoint: Array<[unknown, string]> = [
+      [{ url: 5 }, 'url'],
+      [{}, 'url'],
+      [{ url: 'ftp://hooks.example/in' }, 'url'],
+      [{ url: 'javascript:alert(1)' }, 'url'],
+      [{ url: 'http://' }, 'url'],
+      [{ url: '/relative/hook' }, 'url'],
+      [{ url: 'hooks.example/in' }, 'url'],
+      [{ url: longUrl }, 'url'],
+      [{ url: 'https://hooks.exa\u0000mple/in' }, 'url'],
+      [{ url: 'https://hooks.example/in\r\nX-Injected: 1' }, 'url'],
+      [{ url: 'https://hooks.example/in', events: ['account.created', 'account.exploded'] }, 'events'],
+      [{ url: 'https://hooks.example/in', events: ['ping'] }, 'events'],
+      [{ url: 'https://hooks.example/in', events: ['account.created', 'account.created'] }, 'events'],
+      [{ url: 'https://hooks.example/in', events: [] }, 'events'],
+      [{ url: 'https://hooks.example/in', events: 'account.created' }, 'events'],
+      [{ url: 'https://hooks.example/in', description: 'nul \u0000 here' }, 'description'],
+      [{ url: 'https://hooks.example/in', description: 'bell \u0007 here' }, 'description'],
+      [{ url: 'https://hooks.example/in', description: 'd'.repeat(501) }, 'description'],
+      [{ url: 'https://hooks.example/in', description: 7 }, 'description'],
+      [{ url: 'https://hooks.example/in', secret: 'whsec_mine' }, 'secret'],
+      [{ url: 'https://hooks.example/in', enabled: false }, 'enabled'],
+    ];
+    for (const [body, field] of badEndpoint) {
+      await check(await admin(context, 'POST', '/event-endpoints', body), (answer) => refused(answer, field, `create ${JSON.stringify(body)}`));
+      if ('url' in (body as object) && field !== 'enabled' && field !== 'secret') {
+        await check(await admin(context, 'PATCH', `/event-endpoints/${id}`, body), (answer) => refused(answer, field, `patch ${JSON.stringify(body)}`));
+      }
+    }
+    for (const [body, field] of [[{ enabled: 'yes' }, 'enabled'], [{ colour: 'red' }, 'colour'], [{ events: [] }, 'events'], [{ url: null }, 'url']] as const) {
+      await check(await admin(context, 'PATCH', `/event-endpoints/${id}`, body), (answer) => refused(answer, field, `patch ${JSON.stringify(body)}`));
+    }
+    // A misspelt grace_seconds must never rotate the key with no grace.
+    for (const [body, field] of [[{ grace_second: 600 }, 'grace_second'], [{ grace_seconds: -1 }, 'grace_seconds'], [{ grace_seconds: 86_401 }, 'grace_seconds'], [{ grace_seconds: 1.5 }, 'grace_seconds'], [{ grace_seconds: '10' }, 'grace_seconds'], [{ grace_seconds: null }, 'grace_seconds']] as const) {
+      await check(await admin(context, 'POST', `/event-endpoints/${id}/rotate-secret`, body), (answer) => refused(answer, field, `rotate ${JSON.stringify(body)}`));
+    }
+    for (const [body, field] of [[{ since: 'yesterday' }, 'since'], [{ since: 5 }, 'since'], [{ state: 'dead' }, 'state']] as const) {
+      await check(await admin(context, 'POST', `/event-endpoints/${id}/retry-dead`, body), (answer) => refused(answer, field, `retry-dead ${JSON.stringify(body)}`));
+    }
+    await check(await admin(context, 'POST', `/event-endpoints/${id}/test`, { type: 'account.created' }), (answer) => refused(answer, 'type', 'test'));
+    await check(await admin(context, 'POST', `/event-deliveries/${deliveryId}/retry`, { force: true }), (answer) => refused(answer, 'force', 'retry'));
+
+    // Ids in the path: a non-UUID is 400 naming id, an unknown UUID 404, a control character 400.
+    for (const [method, path, json] of routes('not-a-uuid', 'not-a-uuid').filter(([, path]) => path.includes('not-a-uuid'))) {
+      await check(await admin(context, method, path, json), (answer) => refused(answer, 'id', `${method} ${path}`));
+      await check(await admin(context, method, path.replace('not-a-uuid', `${randomUUID()}`), json), (answer) => assertError(answer, 404, 'NOT_FOUND'));
+      await check(await admin(context, method, path.replace('not-a-uuid', `${id.slice(0, 8)}%00`), json), (answer) => assertError(answer, 400, 'VALIDATION_FAILED'));
+      await check(await admin(context, method, path.replace('not-a-uuid', `${id}'--`), json), (answer) => refused(answer, 'id', `${method} ${path} quote`));
+    }
+
+    // The deliveries list's query.
+    const forged = Buffer.from('d:1 OR 1=1').toString('base64url');
+    for (const [query, field] of [['state=bogus', 'state'], ['state=', 'state'], ['limit=0', 'limit'], ['limit=201', 'limit'], ['limit=abc', 'limit'], ['limit=2.5', 'limit'], ['cursor=not-ours', 'cursor'], [`cursor=${forged}`, 'cursor'], [`cursor=${'c'.repeat(201)}`, 'cursor'], ['endpoint_id=not-a-uuid', 'endpoint_id'], ['type=account.exploded', 'type'], ['colour=red', 'colour']]) {
+      await check(await admin(context, 'GET', `/event-deliveries?${query}`), (answer) => refused(answer, field, query));
+    }
+
+    // DELETE takes no body (as DELETE /auth/sessions/{id}); a stray query parameter is refused.
+    await check(await admin(context, 'DELETE', `/event-endpoints/${id}?colour=red`), (answer) => refused(answer, 'colour', 'delete ?colour'));
+    // A route without input ignores the query string, as GET /auth/me does (a cache-buster is harmless).
+    const listed = await admin(context, 'GET', '/event-endpoints?_=1700000000');
+    assert.is(listed.status, 200, listed.text);
+    assert.is(await snapshot(service), before);
+
+    assert.ok(answers.every((answer) => answer.status >= 400 && answer.status < 500));
+    assert.not.ok(answers.some((answer) => answer.text.includes(secret.slice(6))), 'no secret in an error');
+    assert.is((await snapshot(service)), before);
+  } finally {
+    await close();
+  }
+});
+
+test('the procedures by their contract names over tRPC: the typed client as admin, FORBIDDEN for a plain user', async (context) => {
+  const { service, user } = context;
+  const receiver = await EventReceiver.start();
+  const client = createGatehouseClient({ url: `${service.url}/trpc`, token: context.admin.token }).admin;
+  try {
+    const created = await client.createEventEndpoint.mutate({ url: receiver.url, events: ['account.updated'], description: 'over tRPC' });
+    const id = created.endpoint.id;
+    assert.equal(created.endpoint.events, ['account.updated']);
+    assert.ok((await client.eventEndpoints.query()).items.some((item) => item.id === id && item.description === 'over tRPC'));
+    assert.is((await client.updateEventEndpoint.mutate({ id, description: 'renamed' })).endpoint.description, 'renamed');
+    // An unknown field is refused over tRPC as over REST, and does not rotate.
+    const sealed = async () => (await service.deps.db.query<{ s: string }>('SELECT secret_sealed AS s FROM event_endpoints WHERE id = $1', [id]))[0].s;
+    const sealedBefore = await sealed();
+    const misspelt = await client.rotateEventEndpointSecret.mutate({ id, grace_second: 60 } as never).catch((error: unknown) => error);
+    assert.instance(misspelt, TRPCClientError);
+    assert.is((misspelt as TRPCClientError<any>).data?.appCode, 'VALIDATION_FAILED');
+    assert.is(await sealed(), sealedBefore);
+    const { secret } = await client.rotateEventEndpointSecret.mutate({ id, grace_seconds: 0 });
+    assert.is.not(secret, created.secret);
+    receiver.secrets = [secret];
+
+    const { delivery_id } = await client.testEventEndpoint.mutate({ id });
+    const [pinged] = await deliveredTo(receiver, 1, 'the ping, signed with the new secret');
+    assert.is(pinged.type, 'ping');
+    await eventually('the ping delivered', async () => (await client.eventDelivery.query({ id: delivery_id })).delivery.state === 'delivered', 10_000);
+    const listed = await client.eventDeliveries.query({ endpoint_id: id });
+    assert.equal(listed.items.map((item) => item.id), [delivery_id]);
+    const shown = (await client.eventDelivery.query({ id: delivery_id })).delivery;
+    assert.equal(JSON.parse(shown.body).data, {});
+    assert.is(shown.attempts_log.length, 1);
+    assert.equal(await client.retryEventDelivery.mutate({ id: delivery_id }), { success: true });
+    const again = await deliveredTo(receiver, 2, 'the retried ping');
+    assert.is(again[1].id, pinged.id, 'the same webhook-id');
+    assert.equal(await client.retryDeadEventDeliveries.mutate({ id }), { success: true, retried: 0 });
+    assert.equal(await client.deleteEventEndpoint.mutate({ id }), { success: true });
+    assert.not.ok((await client.eventEndpoints.query()).items.some((item) => item.id === id));
+
+    const plain = createGatehouseClient({ url: `${service.url}/trpc`, token: user.token }).admin;
+    const anyId = { id: randomUUID() };
+    const calls: Array<[string, () => Promise<unknown>]> = [
+      ['createEventEndpoint', () => plain.createEventEndpoint.mutate({ url: receiver.url })],
+      ['eventEndpoints', () => plain.eventEndpoints.query()],
+      ['updateEventEndpoint', () => plain.updateEventEndpoint.mutate({ ...anyId, enabled: false })],
+      ['rotateEventEndpointSecret', () => plain.rotateEventEndpointSecret.mutate(anyId)],
+      ['deleteEventEndpoint', () => plain.deleteEventEndpoint.mutate(anyId)],
+      ['eventDeliveries', () => plain.eventDeliveries.query({})],
+      ['eventDelivery', () => plain.eventDelivery.query(anyId)],
+      ['retryEventDelivery', () => plain.retryEventDelivery.mutate(anyId)],
+      ['retryDeadEventDeliveries', () => plain.retryDeadEventDeliveries.mutate(anyId)],
+      ['testEventEndpoint', () => plain.testEventEndpoint.mutate(anyId)],
+    ];
+    for (const [name, call] of calls) {
+      const error = await call().then(() => assert.unreachable(`${name} answered a plain user`), (failure: unknown) => failure);
+      assert.instance(error, TRPCClientError);
+      assert.is((error as TRPCClientError<any>).data?.appCode, 'FORBIDDEN', name);
+      assert.is((error as TRPCClientError<any>).data?.httpStatus, 403, name);
+    }
+    // The server-side caller and the wire say the same.
+    const caller = callerFor(service, { id: user.user.id, email: user.email, token: user.token });
+    await caller.admin.eventEndpoints().then(() => assert.unreachable(), (error: { code?: string }) => assert.is(error.code, 'FORBIDDEN'));
+    const wire = await trpcOver(service).query(user, 'admin.eventDeliveries', {});
+    assert.is(wire.status, 403);
+    assert.is(wire.body.error.data.appCode, 'FORBIDDEN');
+  } finally {
+    await receiver.close();
+  }
+});
+
+test('deliveries are listed newest first, a page at a time to the end, each once; state, type and endpoint_id filter', async (context) => {
+  const person = await fresh(context, 'paged');
+  const good = await endpointFor(context);
+  const failing = await endpointFor(context, { events: ['security.changed'] });
+  failing.receiver.mode = 'fail';
+  try {
+    await changeName(context, person, 'Paged Person');
+    const pings: string[] = [];
+    for (let i = 0; i < 7; i++) pings.push(await ping(context, good.id));
+    const stuck = await ping(context, failing.id);
+    await deliveredTo(good.receiver, 8);
+    await eventually('all eight delivered', async () => (await admin(context, 'GET', `/event-deliveries?endpoint_id=${good.id}&state=delivered`)).body.items.length === 8, 10_000);
+    await eventually('the failing ping tried', async () => (await deliveryState(context, stuck)).attempts === 1, 10_000);
+    const [updated] = (await admin(context, 'GET', `/event-deliveries?endpoint_id=${good.id}&type=account.updated`)).body.items;
+    assert.is(updated.type, 'account.updated');
+    const expected = [...pings].reverse().concat(updated.id);
+
+    const pageSizes: number[] = [];
+    const seen: string[] = [];
+    let cursor: string | null = '';
+    while (cursor !== null) {
+      const page: HttpResult = await admin(context, 'GET', `/event-deliveries?endpoint_id=${good.id}&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      assert.is(page.status, 200, page.text);
+      pageSizes.push(page.body.items.length);
+      seen.push(...page.body.items.map((item: { id: string }) => item.id));
+      cursor = page.body.next_cursor;
+      assert.ok(pageSizes.length <= 4, 'the paging ends');
+    }
+    assert.equal(pageSizes, [3, 3, 2]);
+    assert.equal(seen, expected, 'every delivery once, newest first');
+
+    const list = async (query: string) => (await admin(context, 'GET', `/event-deliveries?${query}`)).body.items as Array<Record<string, any>>;
+    const [first] = await list(`endpoint_id=${good.id}&limit=1`);
+    assert.equal(Object.keys(first).sort(), ['attempts', 'created_at', 'endpoint_id', 'event_id', 'id', 'last_error', 'last_status', 'next_attempt_at', 'state', 'type']);
+    assert.equal((await list(`endpoint_id=${good.id}&type=ping`)).map((item) => item.id), [...pings].reverse());
+    const typedPage = await admin(context, 'GET', `/event-deliveries?endpoint_id=${good.id}&type=ping&limit=5`);
+    const typedRest = await list(`endpoint_id=${good.id}&type=ping&limit=5&cursor=${typedPage.body.next_cursor}`);
+    assert.equal([...typedPage.body.items, ...typedRest].map((item) => item.id), [...pings].reverse());
+    assert.equal((await list(`endpoint_id=${failing.id}`)).map((item) => item.id), [stuck]);
+    assert.equal((await list(`endpoint_id=${failing.id}&state=delivered`)), []);
+    const pending = await list('state=pending');
+    assert.ok(pending.some((item) => item.id === stuck));
+    assert.ok(pending.every((item) => item.state === 'pending' && item.endpoint_id !== good.id));
+    assert.equal((await list(`type=ping&state=pending&endpoint_id=${failing.id}`)).map((item) => item.id), [stuck]);
+    assert.ok((await list('type=account.updated')).every((item) => item.type === 'account.updated'));
+    assert.equal(await list(`endpoint_id=${randomUUID()}`), []);
+  } finally {
+    await good.close();
+    await failing.close();
+  }
+});
+
+test('PATCH changes url, events (null: all again) and description (null clears); a filtered endpoint receives only its types', async (context) => {
+  const person = await fresh(context, 'patched');
+  const { id, receiver: first, secret, close } = await endpointFor(context, { events: ['account.created'], description: 'first' });
+  const second = await EventReceiver.start();
+  second.secrets = [secret];
+  try {
+    const moved = await admin(context, 'PATCH', `/event-endpoints/${id}`, { url: second.url, events: ['security.changed', 'account.updated'], description: null });
+    assert.is(moved.status, 200, moved.text);
+    assert.equal(Object.keys(moved.body).sort(), ['endpoint', 'success']);
+    assert.is(moved.body.endpoint.url, second.url);
+    assert.equal(moved.body.endpoint.events, ['security.changed', 'account.updated']);
+    assert.is(moved.body.endpoint.description, null);
+    const listed = (await admin(context, 'GET', '/event-endpoints')).body.items.find((item: { id: string }) => item.id === id);
+    assert.equal(listed, moved.body.endpoint);
+
+    const all = await admin(context, 'PATCH', `/event-endpoints/${id}`, { events: null, description: '  billing team  ' });
+    assert.equal(all.body.endpoint.events, [...EVENT_TYPES]);
+    assert.is(all.body.endpoint.description, 'billing team');
+    assert.is(all.body.endpoint.url, second.url, 'what was not given stays');
+    assert.equal((await admin(context, 'PATCH', `/event-endpoints/${id}`, {})).body.endpoint, all.body.endpoint);
+
+    const filtered = await admin(context, 'PATCH', `/event-endpoints/${id}`, { events: ['security.changed'] });
+    assert.equal(filtered.body.endpoint.events, ['security.changed']);
+    await changeName(context, person, 'Not Sent Anywhere');
+    const rotated = await request(context.service.url, 'POST', `${AUTH}/api-key/rotate`, { json: {}, headers: bearer(person.token) });
+    assert.is(rotated.status, 200, rotated.text);
+    const [event] = await deliveredTo(second, 1, 'the security change');
+    assert.equal(event.type, 'security.changed');
+    assert.equal(event.data, { account_id: person.user.id, what: 'api_key' });
+    // Deliveries are made when the event is: the account.updated got none here.
+    const types = await context.service.deps.db.query<{ type: string }>('SELECT type FROM event_deliveries WHERE endpoint_id = $1', [id]);
+    assert.equal(types.map((row) => row.type), ['security.changed']);
+    assert.is(second.received.length, 1);
+    assert.is(first.received.length, 0, 'nothing to the old URL');
+  } finally {
+    await close();
+    await second.close();
+  }
+});
+
+test('DELETE removes the endpoint and its deliveries; a later event is not delivered there', async (context) => {
+  const { service } = context;
+  const person = await fresh(context, 'deleted');
+  const doomed = await endpointFor(context, { events: ['account.updated'] });
+  const witness = await endpointFor(context, { events: ['account.updated'] });
+  try {
+    const pinged = await ping(context, doomed.id);
+    await changeName(context, person, 'Before Deletion');
+    await deliveredTo(doomed.receiver, 2);
+    await deliveredTo(witness.receiver, 1);
+    const removed = await admin(context, 'DELETE', `/event-endpoints/${doomed.id}`);
+    assert.is(removed.status, 200, removed.text);
+    assert.equal(removed.body, { success: true });
+    assert.not.ok((await admin(context, 'GET', '/event-endpoints')).body.items.some((item: { id: string }) => item.id === doomed.id));
+    const [rows] = await service.deps.db.query<{ count: string }>('SELECT count(*) FROM event_deliveries WHERE endpoint_id = $1', [doomed.id]);
+    assert.is(Number(rows.count), 0);
+    assertError(await admin(context, 'GET', `/event-deliveries/${pinged}`), 404, 'NOT_FOUND');
+    assert.equal((await admin(context, 'GET', `/event-deliveries?endpoint_id=${doomed.id}`)).body.items, []);
+    assertError(await admin(context, 'DELETE', `/event-endpoints/${doomed.id}`), 404, 'NOT_FOUND');
+    assertError(await admin(context, 'PATCH', `/event-endpoints/${doomed.id}`, { enabled: true }), 404, 'NOT_FOUND');
+    assertError(await admin(context, 'POST', `/event-endpoints/${doomed.id}/test`), 404, 'NOT_FOUND');
+
+    await changeName(context, person, 'After Deletion');
+    const [, later] = await deliveredTo(witness.receiver, 2, 'the later event, at the witness');
+    assert.is(later.data.account.name, 'After Deletion');
+    assert.is(doomed.receiver.received.length, 2, 'nothing more to the deleted endpoint');
+    const [after] = await service.deps.db.query<{ count: string }>('SELECT count(*) FROM event_deliveries WHERE endpoint_id = $1', [doomed.id]);
+    assert.is(Number(after.count), 0);
+  } finally {
+    await doomed.close();
+    await witness.close();
+  }
+});
+
+test('secrets never reach the logs or an error; URL credentials and query are sent but never logged or recorded', async (context) => {
+  const { service } = context;
+  const person = await fresh(context, 'credentials');
+  const plain = await endpointFor(context);
+  const withCredentials = await endpointFor(context, { events: ['account.updated'] }, (receiver) => receiver.url.replace('http://', 'http://user:pass@') + '?token=abc');
+  const closedPort = await admin(context, 'POST', '/event-endpoints', { url: 'http://user:pass@127.0.0.1:9/hooks?token=abc', events: ['account.updated'] });
+  const unreachable = closedPort.body.endpoint.id as string;
+  try {
+    const rotated = await admin(context, 'POST', `/event-endpoints/${plain.id}/rotate-secret`, { grace_seconds: 600 });
+    assert.is(rotated.status, 200, rotated.text);
+    plain.receiver.secrets = [rotated.body.secret];
+    await ping(context, plain.id);
+    await deliveredTo(plain.receiver, 1);
+    assertError(await admin(context, 'POST', `/event-endpoints/${plain.id}/rotate-secret`, { grace_second: 1 }), 400, 'VALIDATION_FAILED');
+
+    await ping(context, withCredentials.id);
+    await changeName(context, person, 'Credentialled Receiver');
+    const got = await deliveredTo(withCredentials.receiver, 2, 'the ping and the change, at the URL with credentials');
+    assert.equal(got.map((event) => event.type).sort(), ['account.updated', 'ping']);
+    for (const seen of withCredentials.receiver.received) {
+      assert.is(seen.path, '/hooks?token=abc', 'the query is sent');
+      assert.is(seen.headers.authorization, `Basic ${Buffer.from('user:pass').toString('base64')}`, 'the credentials are sent');
+    }
+    const failed = await eventually('the attempt at a closed port', async () => {
+      const [row] = (await admin(context, 'GET', `/event-deliveries?endpoint_id=${unreachable}`)).body.items;
+      return row?.attempts >= 1 ? row : undefined;
+    }, 10_000);
+    assert.match(failed.last_error, /^connection failed/);
+
+    const logs = service.logs.text();
+    for (const secret of [plain.secret, rotated.body.secret, withCredentials.secret]) {
+      assert.not.ok(logs.includes(secret.slice(6)), 'no secret in the logs');
+    }
+    assert.not.match(logs, /\bpass\b/);
+    assert.not.ok(logs.includes('token=abc'));
+    const shown = await admin(context, 'GET', `/event-deliveries/${failed.id}`);
+    assert.not.match(shown.text, /\bpass\b|token=abc/);
+    const audit = await service.deps.db.query<{ event: string; data: string }>(`SELECT event, data::text AS data FROM audit_events WHERE event LIKE 'admin.event%'`);
+    assert.ok(audit.some((row) => row.event === 'admin.event_endpoint_created' && row.data.includes(`${new URL(withCredentials.receiver.url).host}/hooks`)));
+    assert.ok(audit.every((row) => !/pass|token=abc/.test(row.data)), 'no credentials or query in the activity log');
+    assert.ok(audit.every((row) => !row.data.includes(plain.secret.slice(6)) && !row.data.includes(rotated.body.secret.slice(6))));
+  } finally {
+    await plain.close();
+    await withCredentials.close();
+    await admin(context, 'DELETE', `/event-endpoints/${unreachable}`);
+  }
+});
+
+/** A sample's value in the Prometheus text of GET /metrics, 0 when it is not there yet. */
+async function metric(service: TestService, sample: string): Promise<number> {
+  const answer = await request(service.url, 'GET', '/metrics', { headers: bearer(METRICS_TOKEN) });
+  assert.is(answer.status, 200, answer.text);
+  const line = answer.text.split('\n').find((text) => text.startsWith(`${sample} `));
+  return line ? Number(line.slice(sample.length + 1)) : 0;
+}
+
+test('metrics count delivered pings, and the oldest pending delivery waits on the service clock', async (context) => {
+  const { service } = context;
+  const delivered = 'event_deliveries_total{type="ping",outcome="delivered"}';
+  const good = await endpointFor(context);
+  const failing = await endpointFor(context);
+  try {
+    assert.is((await request(service.url, 'GET', '/metrics')).status, 401);
+    const before = await metric(service, delivered);
+    await ping(context, good.id);
+    await deliveredTo(good.receiver, 1);
+    await eventually('the delivered ping counted', async () => (await metric(service, delivered)) === before + 1, 10_000);
+    await eventually('nothing pending', async () => (await metric(service, 'event_oldest_pending_seconds')) === 0, 10_000);
+
+    failing.receiver.mode = 'fail';
+    const stuck = await ping(context, failing.id);
+    await eventually('the failed attempt', async () => (await deliveryState(context, stuck)).attempts === 1, 10_000);
+    service.clock.advance(120_000);
+    await eventually('the retry failed too', async () => (await deliveryState(context, stuck)).attempts === 2, 10_000);
+    const age = await metric(service, 'event_oldest_pending_seconds');
+    assert.ok(age >= 120 && age < 200, `oldest pending ${age} s`);
+    assert.ok((await metric(service, 'event_deliveries_total{type="ping",outcome="retry"}')) >= 2);
+
+    await failing.close();
+    await eventually('none waits any more', async () => (await metric(service, 'event_oldest_pending_seconds')) === 0, 10_000);
+  } finally {
+    await good.close();
+    await failing.close();
+  }
+});
+
+test('a visitor message is message.received; the same message again, or replayed, is no second event', async (context) => {
+  const { service } = context;
+  const owner = await fresh(context, 'channel-owner');
+  const caller = callerFor(service, { id: owner.user.id, email: owner.email, token: owner.token });
+  const channel = await caller.channels.create({ platform: 'messengertwo', name: 'Events shop', botToken: BOT_TOKEN });
+  const { receiver, close } = await endpointFor(context, { events: ['message.received'] });
+  const deliver = (payload: string) => post(service, `/messengertwo/bot/${channel.channelId}`, payload, viberHeaders(payload, BOT_TOKEN));
+  try {
+    const token = viberToken(Number.parseInt(randomBytes(2).toString('hex'), 16));
+    const payload = viberMessage(token, { id: 'U-events=', name: 'Vera' }, 'Is the blue one in stock?');
+    assert.is((await deliver(payload)).status, 200);
+    const [event] = await deliveredTo(receiver, 1, 'message.received');
+    assert.is(event.type, 'message.received');
+    assert.equal(event.data, { channel_id: channel.channelId, account_id: owner.user.id, conversation_id: 'U-events=', external_user_id: 'U-events=', text: 'Is the blue one in stock?' });
+
+    assert.is((await deliver(payload)).status, 200);
+    const [inbox] = await service.deps.db.query<{ id: string }>(`SELECT id FROM webhook_inbox WHERE provider = 'messengertwo' AND external_id = $1`, [token]);
+    assertError(await request(service.url, 'POST', `${ADMIN}/inbox/${inbox.id}/replay`, { json: {}, headers: bearer(context.user.token) }), 403, 'FORBIDDEN');
+    const replayed = await admin(context, 'POST', `/inbox/${inbox.id}/replay`, {});
+    assert.is(replayed.status, 200, replayed.text);
+    await eventually('the replay applied', async () => {
+      const [row] = await service.deps.db.query<{ state: string }>('SELECT state FROM webhook_inbox WHERE id = $1', [inbox.id]);
+      return row.state !== 'received';
+    }, 10_000);
+    // A later message goes after whatever the repeat and the replay could have emitted.
+    assert.is((await deliver(viberMessage(viberToken(70_000), { id: 'U-events=', name: 'Vera' }, 'And in red?'))).status, 200);
+    await deliveredTo(receiver, 2, 'the later message');
+    assert.equal(receiver.delivered().map((seen) => seen.data.text), ['Is the blue one in stock?', 'And in red?']);
+    const [events] = await service.deps.db.query<{ count: string }>(`SELECT count(*) FROM events WHERE type = 'message.received' AND account_id = $1`, [owner.user.id]);
+    assert.is(Number(events.count), 2);
+  } finally {
+    await close();
+  }
+});
+
+test('a profile name change is account.updated naming name; the same name again emits nothing', async (context) => {
+  const person = await fresh(context, 'renamed');
+  const { receiver, close } = await endpointFor(context, { events: ['account.updated'] });
+  try {
+    await changeName(context, person, 'Grace Hopper');
+    const [renamed] = await deliveredTo(receiver, 1, 'the rename');
+    assert.equal(renamed.data.changed, ['name']);
+    assert.is(renamed.data.account.id, person.user.id);
+    assert.is(renamed.data.account.name, 'Grace Hopper');
+    assert.not.ok('api_key' in renamed.data.account);
+    await changeName(context, person, 'Grace Hopper');
+    await changeName(context, person, 'Rear Admiral Hopper');
+    const got = await deliveredTo(receiver, 2, 'the second rename');
+    assert.equal(got.map((event) => event.data.account.name), ['Grace Hopper', 'Rear Admiral Hopper'], 'the same name again was no event');
+    const [events] = await context.service.deps.db.query<{ count: string }>(`SELECT count(*) FROM events WHERE type = 'account.updated' AND account_id = $1`, [person.user.id]);
+    assert.is(Number(events.count), 2);
+  } finally {
+    await close();
+  }
+});
+
+test('the outbox is atomic: an event emitted in a transaction that fails leaves no event and no delivery', async (context) => {
+  const { service } = context;
+  const { receiver, close } = await endpointFor(context, { events: ['account.deleted'] });
+  const accountId = 900_000 + Number.parseInt(randomBytes(2).toString('hex'), 16);
+  const countsFor = async () => {
+    const [row] = await service.deps.db.query<{ events: string; deliveries: string }>(
+      `SELECT (SELECT count(*) FROM events WHERE account_id = $1) AS events, (SELECT count(*) FROM event_deliveries WHERE account_id = $1) AS deliveries`,
+      [accountId],
+    );
+    return { events: Number(row.events), deliveries: Number(row.deliveries) };
+  };
+  try {
+    let inside: unknown;
+    const failed = await service.deps.db
+      .transaction(async (tx) => {
+        await emitEvent(tx, service.clock, { type: 'account.deleted', data: { account_id: accountId } });
+        inside = await tx.query('SELECT count(*)::int AS count FROM event_deliveries WHERE account_id = $1', [accountId]);
+        throw new Error('the change failed after its event');
+      })
+      .catch((error: Error) => error.message);
+    assert.is(failed, 'the change failed after its event');
+    assert.equal(inside, [{ count: 1 }], 'the delivery was written inside the transaction');
+    assert.equal(await countsFor(), { events: 0, deliveries: 0 });
+
+    await service.deps.db.transaction((tx) => emitEvent(tx, service.clock, { type: 'account.deleted', data: { account_id: accountId } }));
+    assert.equal(await countsFor(), { events: 1, deliveries: 1 });
+    const [event] = await deliveredTo(receiver, 1, 'the committed event');
+    assert.equal(event.data, { account_id: accountId });
+    assert.is(receiver.received.length, 1, 'only the committed one was sent');
+  } finally {
+    await close();
+  }
+});
+
+test.run();
