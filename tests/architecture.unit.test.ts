@@ -144,7 +144,7 @@ const CLI = 'server/src/cli/';
  * its settings, and the names and input schemas that describe its commands and refuse a typo
  * at once. Each is a light file: it loads nothing of the server's stack.
  */
-const CLI_BEFORE_FACE = ['server/src/config.ts', 'server/src/lib/text.ts', 'server/src/webhooks/provider.ts', 'server/src/webhooks/inbox/repo.ts', 'server/src/admin/admin.schemas.ts'];
+const CLI_BEFORE_FACE = ['server/src/config.ts', 'server/src/lib/text.ts', 'server/src/webhooks/provider.ts', 'server/src/webhooks/inbox/repo.ts', 'server/src/admin/admin.schemas.ts', 'server/src/errors/errors.ts'];
 
 test('the gateway, the CLI and the bench reach the server through its face, server/src/index.ts, type-only imports included', () => {
   const users = [...importsOf('gateway/src/'), ...importsOf('bench/', importGraph(['bench'])), ...importsOf(CLI)];

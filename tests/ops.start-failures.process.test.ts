@@ -132,12 +132,13 @@ test('a process killed outright leaves its DATA_DIR lock behind; the next start 
   killed.child.kill('SIGKILL');
   await killed.exited;
   assert.ok(statSync(join(dataDir, 'gatehouse.lock')).isDirectory(), 'the lock outlived its process');
-  // Well inside the 10 s after which an unrenewed lock counts as stale anyway.
-  const started = Date.now();
   const next = spawnBuilt(join(context.build.dir, 'main.js'), [], env);
   await waitUntilReady(`http://127.0.0.1:${port}/readyz`, next);
-  assert.ok(Date.now() - started < 8_000, `ready after ${Date.now() - started} ms`);
+  // At once: taken over because its owner is gone (this line says so), not after the 10 s
+  // that make an unrenewed lock stale (that path takes it silently), and without waiting
+  // for an owner still there. A clock would say the same less surely on a loaded machine.
   assert.match(next.output(), /DATA_DIR was locked by a process that is gone; taking the lock over/);
+  assert.not.match(next.output(), /waiting up to/);
   await stopAfterReady(next, port);
 });
 

@@ -1,4 +1,6 @@
+import { ZodError } from 'zod';
 import { ConfigError } from '../config.ts';
+import { zodIssues } from '../errors/errors.ts';
 
 /** What the process exits with; scripts branch on these, so they never change meaning. */
 export const EXIT = { ok: 0, failure: 1, usage: 2, notFound: 3 } as const;
@@ -62,6 +64,8 @@ function describeIssues(issues: Array<{ path: string; message: string }>): strin
 export async function describeFailure(error: unknown, env: NodeJS.ProcessEnv = process.env): Promise<{ exitCode: number; message: string }> {
   if (error instanceof UsageError) return { exitCode: EXIT.usage, message: error.message };
   if (error instanceof ConfigError) return { exitCode: EXIT.failure, message: `invalid configuration: ${error.problems.join('; ')}` };
+  // A value refused by a command's schema, before anything loaded: told as the API tells it, without loading the service.
+  if (error instanceof ZodError) return { exitCode: EXIT.usage, message: `invalid value: ${describeIssues(zodIssues(error))}` };
   // Loaded on a failure only: the error path pulls in tRPC and Sequelize (see session.ts).
   const { toErrorResponse, describeStartFailure, isStartFailure } = await import('../index.ts');
   // What would stop the service's start stops a command the same way, in the same words.

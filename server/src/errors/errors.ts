@@ -1,4 +1,6 @@
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+import type { ZodError } from 'zod';
+import { UNKNOWN_FIELD } from '../lib/validation.ts';
 
 /** One code's row: the HTTP status, tRPC's name for it, what a caller is told by default, and what it means (docs/API.md). */
 export type ErrorRow = { status: number; trpc: TRPC_ERROR_CODE_KEY; message: string; meaning: string };
@@ -220,4 +222,20 @@ export function errorBody(code: ErrorCode, message?: string, issues?: ErrorIssue
   const body: ErrorBody = { ...details, success: false, code, message: message ?? ERRORS[code].message };
   if (issues?.length) body.issues = issues;
   return body;
+}
+
+/**
+ * One issue a field, the first zod found (a value of the wrong type is not also "too short");
+ * each unknown field is an issue of its own, named by its path.
+ */
+export function zodIssues(error: ZodError): ErrorIssue[] {
+  const byPath = new Map<string, ErrorIssue>();
+  for (const issue of error.issues) {
+    const found =
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => ({ path: [...issue.path, key].join('.'), message: UNKNOWN_FIELD }))
+        : [{ path: issue.path.join('.') || WHOLE_REQUEST, message: issue.message }];
+    for (const one of found) if (!byPath.has(one.path)) byPath.set(one.path, one);
+  }
+  return [...byPath.values()];
 }

@@ -1,9 +1,8 @@
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { ZodError } from 'zod';
-import { AppError, codeForStatus, describeIssues, tooLargeMessage, ERRORS, errorBody, WHOLE_REQUEST, type ErrorBody, type ErrorCode, type ErrorExtra, type ErrorIssue } from './errors.ts';
+import { AppError, codeForStatus, describeIssues, tooLargeMessage, ERRORS, errorBody, zodIssues, type ErrorBody, type ErrorCode, type ErrorExtra, type ErrorIssue } from './errors.ts';
 import { isDatabaseUnavailable, isRefusedValue } from '../lib/db.ts';
-import { UNKNOWN_FIELD } from '../lib/validation.ts';
 
 /**
  * How a failure goes to the log: not at all when it is the caller's mistake, as a warning
@@ -54,22 +53,6 @@ export function toErrorResponse(error: unknown): ErrorResponse {
     return build(status === 400 ? 'INVALID_JSON' : codeForStatus(status));
   }
   return build('INTERNAL_ERROR', undefined, {}, FAULT);
-}
-
-/**
- * One issue a field, the first zod found (a value of the wrong type is not also "too short");
- * each unknown field is an issue of its own, named by its path.
- */
-function zodIssues(error: ZodError): ErrorIssue[] {
-  const byPath = new Map<string, ErrorIssue>();
-  for (const issue of error.issues) {
-    const found =
-      issue.code === 'unrecognized_keys'
-        ? issue.keys.map((key) => ({ path: [...issue.path, key].join('.'), message: UNKNOWN_FIELD }))
-        : [{ path: issue.path.join('.') || WHOLE_REQUEST, message: issue.message }];
-    for (const one of found) if (!byPath.has(one.path)) byPath.set(one.path, one);
-  }
-  return [...byPath.values()];
 }
 
 /** tRPC wraps what procedures throw; what it raises itself (bad JSON, unknown path) has only its code. */

@@ -187,6 +187,11 @@ export function leaseDue(
   );
 }
 
+/** Leased deliveries given back unsent (a worker stopping): due again at once. */
+export async function releaseLeases(db: Queryable, ids: string[]): Promise<void> {
+  await db.query(`UPDATE event_deliveries SET leased_until = NULL WHERE id = ANY($1::uuid[]) AND state = 'pending'`, [ids]);
+}
+
 const LOG_APPEND = `(CASE WHEN jsonb_array_length(attempts_log) >= 10 THEN attempts_log - 0 ELSE attempts_log END) || jsonb_build_array($3::jsonb)`;
 
 /** One delivery that got a 2xx, and its attempt for the log. */

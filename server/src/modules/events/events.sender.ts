@@ -16,10 +16,13 @@ export type SenderDeps = { db: Db; clock: Clock; secretBox: SecretBox; logger: L
 export const SEND_TIMEOUT_MS = 15_000;
 /**
  * How long a leased delivery is held: a worker that died with it queued or mid-send gives it
- * up after this. One is sent only while its lease still covers a whole attempt and a margin.
+ * up after this. One is sent only while its lease still covers a whole attempt and a margin,
+ * so it waits in the queue QUEUE_WAIT_MS at most: an endpoint disabled meanwhile (the lease
+ * statement checks) gets no request later than that.
  */
-const LEASE_MS = 30_000;
 const LEASE_MARGIN_MS = 1_000;
+const QUEUE_WAIT_MS = 2_000;
+const LEASE_MS = SEND_TIMEOUT_MS + LEASE_MARGIN_MS + QUEUE_WAIT_MS;
 /** After the n-th failed attempt the next waits RETRY_DELAYS_MS[n-1]; after the last it is dead. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 /** Each wait is longer by up to this share, at random, so that failures do not come back in step. */
@@ -131,6 +134,15 @@ type Queued = { delivery: repo.DueDelivery; leasedUntil: number };
  */
 export function startEventSender(deps: SenderDeps, hooks: SenderHooks = {}): EventSender {
   const endpoints = new Map<string, { queue: Queued[]; inFlight: number }>();
+  // An endpoint this worker disables has its queue let go at once: nothing more is sent to it.
+  const senderHooks: SenderHooks = {
+    ...hooks,
+    async onEndpointDisabled(endpoint) {
+      const state = endpoints.get(endpoint.id);
+      if (state) state.queue.length = 0;
+      await hooks.onEndpointDisabled?.(endpoint);
+    },
+  };
   // 2xx answers are recorded together: one statement for all that came in while the last one ran.
   // Each commit lets the next event of those accounts go: a lease looks for them at once.
   const markDelivered = createGroupCommit<repo.Delivered, void>(
@@ -159,7 +171,7 @@ export function startEventSender(deps: SenderDeps, hooks: SenderHooks = {}): Eve
   const send = (endpointId: string, state: { queue: Queued[]; inFlight: number }, delivery: repo.DueDelivery) => {
     inFlight++;
     state.inFlight++;
-    const run = sendDelivery(deps, delivery, markDelivered, hooks)
+    const run = sendDelivery(deps, delivery, markDelivered, senderHooks)
       .then(
         () => undefined,
         (error: unknown) => {
@@ -233,8 +245,11 @@ export function startEventSender(deps: SenderDeps, hooks: SenderHooks = {}): Eve
       stopped = true;
       clearInterval(timer);
       // A lease under way may still start sends: wait for it, then for every send it started.
-      // What is still queued is let go; its lease runs out and it is sent after the restart.
       while (leasing || running.size) await Promise.allSettled([leasing, ...running]);
+      // What is still queued is handed back, for another worker (or this one after a restart) at once.
+      const queued = [...endpoints.values()].flatMap((state) => state.queue.map((item) => item.delivery.id));
+      endpoints.clear();
+      if (queued.length) await repo.releaseLeases(deps.db, queued).catch((error: unknown) => deps.logger.warn({ err: error }, 'queued event deliveries not handed back; they go when their lease runs out'));
     },
   };
 }
