@@ -39,6 +39,12 @@ const COMMANDS: Record<string, CommandHandler> = {
       }
     });
   },
+  // Jobs the worker has yet to finish (reset mails of the forgot scenarios, webhook effects):
+  // a scenario that measures the worker starts when they are done.
+  'jobs-waiting': async (service) => {
+    const [row] = await service.deps.db.query<{ waiting: string }>(`SELECT count(*) AS waiting FROM pgboss.job WHERE state IN ('created', 'retry', 'active')`);
+    return Number(row.waiting);
+  },
   'inbox-count': async (service, args) => {
     const [row] = await service.deps.db.query<{ stored: string; waiting: string }>(
       `SELECT count(*) AS stored, count(*) FILTER (WHERE state = 'received') AS waiting
