@@ -10,6 +10,11 @@ import { build } from 'esbuild';
 // `--outdir=…` builds elsewhere (tests build their own copy); it must sit inside the
 // repository so that the packages left external resolve from its node_modules.
 const outdir = process.argv.find((arg) => arg.startsWith('--outdir='))?.slice('--outdir='.length) ?? 'dist';
+// `--entry=name=path` adds an entry point built with the same settings: the bench builds its
+// service process (bench/serve.ts) this way, so that it measures the code the image runs.
+const extraEntries = Object.fromEntries(
+  process.argv.filter((arg) => arg.startsWith('--entry=')).map((arg) => arg.slice('--entry='.length).split('=')),
+);
 
 /**
  * Left to node_modules at run time: packages that load files of their own by path (a native
@@ -27,7 +32,7 @@ const external = [
 
 rmSync(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: { main: 'gateway/src/main.ts', migrate: 'server/src/roles/migrate.ts', admin: 'server/src/cli/admin.ts', healthcheck: 'gateway/src/healthcheck.ts' },
+  entryPoints: { main: 'gateway/src/main.ts', migrate: 'server/src/roles/migrate.ts', admin: 'server/src/cli/admin.ts', healthcheck: 'gateway/src/healthcheck.ts', ...extraEntries },
   outdir,
   bundle: true,
   splitting: true,

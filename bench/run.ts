@@ -8,6 +8,7 @@
  */
 import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { buildForBench } from './build.ts';
 import { createBenchDatabase, DEFAULT_DATABASE_URL } from './database.ts';
 import { formatReport, missedTargets, writeIntoReadme, type RunFacts } from './report.ts';
 import { ONLY, runScenarios, selectedScenarios, TIMING } from './runner.ts';
@@ -40,9 +41,10 @@ async function startupDatabase<T>(use: (url: string) => Promise<T>): Promise<T> 
 }
 
 async function main(): Promise<void> {
+  const build = buildForBench();
   const database = await createBenchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
   try {
-    const service = await startServiceProcess(database.url);
+    const service = await startServiceProcess(database.url, build.dir);
     let report: string;
     let missed: string[];
     try {
@@ -58,12 +60,13 @@ async function main(): Promise<void> {
       console.log(missed.length ? `\nmissed targets:\n  ${missed.join('\n  ')}` : '\nall targets met');
       return;
     }
-    const startup = await startupDatabase(measureStartup);
+    const startup = await startupDatabase((url) => measureStartup(url, build.dir));
     console.log(`\n${startup.join('\n')}`);
     writeIntoReadme(README, `${report}\n\n${startup.join('\n')}`);
     console.log(missed.length ? `\nmissed targets:\n  ${missed.join('\n  ')}` : '\nall targets met');
   } finally {
     await database.drop();
+    build.remove();
   }
 }
 

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command, Reply, ServiceInfo } from './protocol.ts';
 
@@ -10,7 +11,6 @@ export type ServiceProcess = {
   stop(): Promise<void>;
 };
 
-const SERVE = fileURLToPath(new URL('./serve.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 function parseLine(line: string): { type?: string } | undefined {
@@ -55,8 +55,9 @@ function createCommander(child: ChildProcess) {
     });
 }
 
-export async function startServiceProcess(databaseUrl: string): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), '--import', 'tsx', SERVE], {
+/** The bench's service process, `bench-serve.js` of the bench's build (bench/build.ts). */
+export async function startServiceProcess(databaseUrl: string, buildDir: string): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), join(buildDir, 'bench-serve.js')], {
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: databaseUrl },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],

@@ -4,9 +4,10 @@
  * (what the image runs), for `npm start`'s path (tsx compiling TypeScript at start), and for
  * a bare Node HTTP server as the baseline, each run in turn so machine noise weighs on all.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../tests/helpers/service.ts';
@@ -47,13 +48,9 @@ async function timeToReady(args: string[], env: Record<string, string>): Promise
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** The start-up table for the README, as markdown lines. */
-export async function measureStartup(databaseUrl: string): Promise<string[]> {
-  // Inside the repository, so that the packages the bundle leaves external resolve.
-  mkdirSync(join(ROOT, '.build'), { recursive: true });
-  const buildDir = mkdtempSync(join(ROOT, '.build', 'bench-'));
+export async function measureStartup(databaseUrl: string, buildDir: string): Promise<string[]> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-startup-'));
   try {
-    const built = spawnSync(process.execPath, ['build.mjs', `--outdir=${buildDir}`], { cwd: ROOT, encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`build failed: ${built.stderr}`);
     const env = {
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'test',
@@ -61,7 +58,7 @@ export async function measureStartup(databaseUrl: string): Promise<string[]> {
       DATABASE_URL: databaseUrl,
       JWT_SECRET: randomBytes(32).toString('hex'),
       DATA_KEY: randomBytes(32).toString('hex'),
-      DATA_DIR: buildDir,
+      DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
     };
     // The first start applies the migrations; what follows measures restarts.
@@ -82,6 +79,6 @@ export async function measureStartup(databaseUrl: string): Promise<string[]> {
       }),
     ];
   } finally {
-    rmSync(buildDir, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -65,8 +65,12 @@ type Adapter = { url: string; logged: Logged[]; contexts: number; close(): Promi
 type Suite = { adapter: Adapter };
 const test = suite<Suite>('REST adapter: a procedure mapped onto a REST answer');
 
-/** The adapter over `router` on a fresh server; `createContext` may be swapped for one that fails. */
-async function startAdapter(createContext?: () => Context): Promise<Adapter> {
+/**
+ * The adapter over `router` on a fresh server; `createContext` may be swapped for one that fails.
+ * `found: true` answers as the gateway's REST dispatch does: the route found first with
+ * `handler.find` (for a plain path), then `handler.answer`.
+ */
+async function startAdapter(createContext?: () => Context, options: { found?: boolean } = {}): Promise<Adapter> {
   const logged: Logged[] = [];
   const log = (level: string) => (fields: Logged['fields'], message: string) => void logged.push({ level, fields, message });
   const adapter = { url: '', logged, contexts: 0, close: async () => {} };
@@ -77,7 +81,10 @@ async function startAdapter(createContext?: () => Context): Promise<Adapter> {
       adapter.contexts++;
       return { response: { headers: [] } } as unknown as Context;
     });
-  const server: Server = createServer((req, res) => void handler(req, res, contextOf));
+  const server: Server = createServer((req, res) => {
+    const route = options.found ? handler.find(req.method!, req.url!.split('?')[0]) : undefined;
+    void (route ? handler.answer(req, res, route, contextOf) : handler(req, res, contextOf));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   adapter.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   adapter.close = () => new Promise((resolve) => server.close(() => resolve()));
@@ -196,6 +203,43 @@ test("the adapter logs its own faults, not a procedure's: a context that cannot 
     assert.match(String(failing.logged[0].fields.err), 'no context today');
   } finally {
     await failing.close();
+  }
+});
+
+test('a route found first (the gateway dispatch) is answered byte for byte as the handler answers it alone, for each success and failure', async ({ adapter }) => {
+  const found = await startAdapter(undefined, { found: true });
+  try {
+    const requests: Array<[string, string, { json?: unknown; body?: string; type?: string }?]> = [
+      ['GET', '/ping'],
+      ['GET', '/owners/ann/things?limit=60&tags=red'],
+      ['GET', '/owners/ann/things?limit=ten&extra=1'],
+      ['GET', '/OWNERS/ann/things/?limit=2'],
+      ['POST', '/things', { json: { name: 'box', count: 2 } }],
+      ['POST', '/things', { json: { name: '', count: '2' } }],
+      ['POST', '/things', { body: 'name=box', type: 'application/x-www-form-urlencoded' }],
+      ['DELETE', '/things/t1'],
+      ['POST', '/slow-down', { json: {} }],
+      ['GET', '/who'],
+      ['GET', '/broken'],
+    ];
+    for (const [method, path, init] of requests) {
+      const [alone, dispatched] = await Promise.all([call(adapter, method, path, init), call(found, method, path, init)]);
+      const visible = (answer: Awaited<ReturnType<typeof call>>) => ({ status: answer.status, headers: [...answer.headers].filter(([name]) => name !== 'date'), text: answer.text });
+      assert.equal(visible(dispatched), visible(alone), `${method} ${path}`);
+    }
+  } finally {
+    await found.close();
+  }
+});
+
+test('find gives the route and its pattern for a plain path, and nothing for one the URL parser would rewrite', () => {
+  const handler = createOpenApiHandler({ router, logger: {} as Logger });
+  const route = handler.find('GET', '/owners/ann/things');
+  assert.equal({ path: route?.procedure.path, pathInput: { ...route?.pathInput }, pattern: route?.pattern }, { path: 'listThings', pathInput: { owner: 'ann' }, pattern: '/owners/{owner}/things' });
+  assert.is(handler.find('GET', '/OWNERS/ann/things/')?.procedure.path, 'listThings', 'as the router matches: any case, one trailing slash');
+  assert.is(handler.find('POST', '/owners/ann/things'), undefined, 'another method');
+  for (const rewritten of ['/owners/%61nn/things', '/owners/x/../ann/things', '/owners/./things', '/owners/a{b}/things', '/owners\\ann/things', '/owners//things']) {
+    assert.is(handler.find('GET', rewritten), undefined, rewritten);
   }
 });
 

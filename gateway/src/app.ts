@@ -51,7 +51,7 @@ export function createGateway(deps: Deps): Gateway {
   // Before mountRest: its route table is the REST document alone, while openapi.json and the
   // docs page describe the webhook routes too, so these answer those two paths first.
   mountApiDocs(router, deps);
-  mountRest(router, deps);
+  const restRoutes = mountRest(router, deps);
   // REST too, but a stream: not one of trpc-to-openapi's JSON answers.
   mountAuditExport(router, deps);
   mountWebhooks(router, deps);
@@ -70,6 +70,7 @@ export function createGateway(deps: Deps): Gateway {
   // Inside the error handler, so its answers keep the CORS headers set on the way in.
   app.use(createCors(deps.config));
   app.use(refuseControlCharacters());
+  app.use(restRoutes);
   app.use(router.routes());
   app.use(async (ctx) => {
     // Reached only when no route answered: a known path with another method is a 405.

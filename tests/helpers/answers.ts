@@ -8,7 +8,9 @@ import { basename, join } from 'node:path';
  * change no behaviour) are compared with `npm run answers:compare -- <before> <after>`.
  */
 const target = process.env.RECORD_ANSWERS;
-const suiteFile = basename(process.argv[1] ?? 'unknown');
+// Read at each answer, not once: a warm test process (helpers/file-runner.mjs) runs one file
+// after another and sets argv[1] to the file in hand.
+const suiteFile = () => basename(process.argv[1] ?? 'unknown');
 
 // Headers that say something about the request itself (date, request id, length) are left out.
 const KEPT_HEADERS = ['content-type', 'cache-control', 'set-cookie', 'www-authenticate', 'retry-after', 'allow', 'location', 'vary', 'strict-transport-security', 'content-security-policy', 'x-frame-options', 'referrer-policy', 'x-content-type-options', 'connection', 'access-control-allow-origin', 'access-control-allow-credentials', 'access-control-expose-headers'];
@@ -18,5 +20,5 @@ export function recordAnswer(method: string, path: string, requestBody: unknown,
   mkdirSync(target, { recursive: true });
   const headers = Object.fromEntries(KEPT_HEADERS.flatMap((name) => (answer.headers.has(name) ? [[name, name === 'set-cookie' ? answer.headers.getSetCookie() : answer.headers.get(name)]] : [])));
   const line = { method, path, request: typeof requestBody === 'string' ? requestBody : requestBody === undefined ? null : '<bytes>', status: answer.status, headers, body: answer.text };
-  appendFileSync(join(target, `${suiteFile}.jsonl`), `${JSON.stringify(line)}\n`);
+  appendFileSync(join(target, `${suiteFile()}.jsonl`), `${JSON.stringify(line)}\n`);
 }

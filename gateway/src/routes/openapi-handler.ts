@@ -4,6 +4,7 @@ import {
   acceptsRequestBody,
   coerceSchema,
   createProcedureCache,
+  forEachOpenApiProcedure,
   getBody,
   getContentType,
   getInputOutputParsers,
@@ -57,10 +58,13 @@ function createInputPlans(): (procedure: OpenApiProcedure, method: OpenApiMethod
   };
 }
 
-async function readInput(req: Request, url: URL, plan: InputPlan, pathInput: Record<string, string>) {
+/** The request's URL, as the library's handler parses it (a path alone gets a placeholder origin). */
+const urlOf = (req: Request) => new URL(req.url!.startsWith('/') ? `http://127.0.0.1${req.url}` : req.url!);
+
+async function readInput(req: Request, url: URL | undefined, plan: InputPlan, pathInput: Record<string, string>) {
   if (!plan.takesInput) return undefined;
   const useBody = acceptsRequestBody(req.method as OpenApiMethod);
-  const input: Record<string, unknown> = { ...(useBody ? await getBody(req) : getQuery(req, url)), ...pathInput };
+  const input: Record<string, unknown> = { ...(useBody ? await getBody(req) : getQuery(req, url ?? urlOf(req))), ...pathInput };
   // A query parameter given once is still a one-element array where the schema wants one.
   for (const key of useBody ? [] : plan.arrayKeys) if (input[key] !== undefined && !Array.isArray(input[key])) input[key] = [input[key]];
   return input;
@@ -85,6 +89,20 @@ function send(res: ServerResponse, status: number, headers: Iterable<[string, st
   res.end(body === undefined ? undefined : JSON.stringify(body));
 }
 
+/** A REST route found for a request: the procedure, the values its path gave, and its path pattern (`/auth/sessions/{id}`). */
+export type RestRoute = {
+  procedure: { type: string; path: string; procedure: OpenApiProcedure };
+  pathInput: Record<string, string>;
+  pattern: string;
+};
+
+/**
+ * A path the URL parser hands back unchanged: no dot segment or percent-escape it would
+ * resolve, no character it would escape. For any other path the route is found on the parsed
+ * URL's path, as the library's handler finds it.
+ */
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9_~!$&'()*+,;=:@-]+)*\/?$/;
+
 /**
  * Why not the library's public `createOpenApiNodeHttpHandler`: this is trpc-to-openapi 3.3's
  * node handler, less two things. On every call it builds a Fetch `Request` (URL, a copy of
@@ -95,30 +113,51 @@ function send(res: ServerResponse, status: number, headers: Iterable<[string, st
  * library's pieces, exported by its package but not documented as its API, and tRPC's way of
  * calling a procedure (callProcedure): this file is the only one that reaches them, and
  * tests/internals.db.test.ts tries each as used here, so an upgrade that moves one fails there.
+ *
+ * The handler answers a request by itself (`handler(req, res, createContext)`, finding the
+ * route), or answers one whose route `handler.find` found first (`handler.answer`): the
+ * gateway finds REST routes that way before its router tries every route of the site.
  */
 export function createOpenApiHandler(options: OpenApiHandlerOptions) {
   const { router, logger } = options;
   const findProcedure = createProcedureCache(router as unknown as OpenApiRouter);
+  const patterns = new Map<string, string>();
+  forEachOpenApiProcedure((router as unknown as OpenApiRouter)._def.procedures, ({ path, meta }) => patterns.set(path, normalizePath(meta.openapi!.path)));
   const inputPlan = createInputPlans();
+
+  function find(method: string, path: string): RestRoute | undefined {
+    const found = findProcedure(method as OpenApiMethod, normalizePath(path));
+    if (!found?.procedure) return undefined;
+    return { procedure: found.procedure as RestRoute['procedure'], pathInput: found.pathInput ?? {}, pattern: patterns.get(found.procedure.path)! };
+  }
+
   /** `createContext` is called once the route and its input are known, as the library's own handler does. */
-  return async (req: Request, res: ServerResponse, createContext: () => Context): Promise<void> => {
-    const url = new URL(req.url!.startsWith('/') ? `http://127.0.0.1${req.url}` : req.url!);
-    const { procedure, pathInput } = findProcedure(req.method as OpenApiMethod, normalizePath(url.pathname)) ?? {};
+  async function answer(req: Request, res: ServerResponse, route: RestRoute | undefined, createContext: () => Context, url?: URL): Promise<void> {
     try {
-      if (!procedure && req.method === 'HEAD') return send(res, 204, [], undefined);
-      if (!procedure) throw new TRPCError({ message: 'Not found', code: 'NOT_FOUND' });
+      if (!route && req.method === 'HEAD') return send(res, 204, [], undefined);
+      if (!route) throw new TRPCError({ message: 'Not found', code: 'NOT_FOUND' });
       const contentType = getContentType(req);
       if (acceptsRequestBody(req.method as OpenApiMethod) && !contentType?.startsWith('application/json')) {
         throw new TRPCError({ code: 'UNSUPPORTED_MEDIA_TYPE', message: contentType ? `Unsupported content-type "${contentType}` : 'Missing content-type header' });
       }
-      const input = await readInput(req, url, inputPlan(procedure.procedure, req.method as OpenApiMethod), pathInput ?? {});
+      const input = await readInput(req, url, inputPlan(route.procedure.procedure, req.method as OpenApiMethod), route.pathInput);
       const ctx = createContext();
-      const data = await callProcedure(procedure, ctx, input);
+      const data = await callProcedure(route.procedure, ctx, input);
       send(res, ctx.response.status ?? 200, ctx.response.headers, data);
     } catch (error) {
       const { status, headers, body, log } = toErrorResponse(error);
       if (log && !(error instanceof TRPCError)) logger[log.level]({ err: error }, log.message);
       send(res, status, Object.entries(headers), body);
     }
+  }
+
+  const handler = async (req: Request, res: ServerResponse, createContext: () => Context): Promise<void> => {
+    const url = urlOf(req);
+    return answer(req, res, find(req.method!, url.pathname), createContext, url);
   };
+  return Object.assign(handler, {
+    /** The route of `method` and a path relative to the REST prefix, for a plain path only (PLAIN_PATH); else undefined. */
+    find: (method: string, path: string) => (PLAIN_PATH.test(path) ? find(method, path) : undefined),
+    answer,
+  });
 }
