@@ -13,6 +13,8 @@ export type ServiceInfo = {
   publicUrl: string;
   /** The bare Koa handler in the same process: the baseline. */
   bareUrl: string;
+  /** A hand-written receiver of the site's payment webhooks in the same process: ingest's reference (ingest-floor.ts). */
+  ingestFloorUrl: string;
   account: SeededAccount;
   site: SeededSite;
 };

@@ -4,7 +4,7 @@ import type { ServiceProcess } from './service-process.ts';
 import { BASELINE, p99AtMostTimes, p99Below, rateAbove, rateAlike, rateAtLeast, type Target } from './targets.ts';
 import { loginWithSecondStep } from './login-mfa.ts';
 import { eventsOut } from './events-out.ts';
-import { webhookIngest } from './webhook-ingest.ts';
+import { webhookIngest, webhookIngestFloor } from './webhook-ingest.ts';
 
 export const CONNECTIONS = 50;
 export const LOGIN_CONNECTIONS = 20;
@@ -87,21 +87,21 @@ export const SCENARIOS: Scenario[] = [
     label: 'GET /me, API key',
     unit: 'req/s',
     run: meWith((bench) => ({ authorization: `Bearer ${bench.service.info.account.apiKey}` })),
-    targets: [rateAtLeast(BASELINE, 0.2), p99Below(20)],
+    targets: [rateAtLeast(BASELINE, 0.35), p99Below(20)],
   },
   {
     id: 'me-jwt',
     label: 'GET /me, JWT (Bearer)',
     unit: 'req/s',
     run: meWith(bearerJwt),
-    targets: [rateAtLeast(BASELINE, 0.15), p99Below(20)],
+    targets: [rateAtLeast(BASELINE, 0.35), p99Below(20)],
   },
   {
     id: 'me-cookie',
     label: 'GET /me, cookie',
     unit: 'req/s',
     run: meWith((bench) => ({ cookie: `svc_token=${bench.service.info.account.token}` })),
-    targets: [p99Below(20)],
+    targets: [rateAtLeast(BASELINE, 0.35), p99Below(20)],
   },
   {
     id: 'hash-ceiling',
@@ -117,7 +117,7 @@ export const SCENARIOS: Scenario[] = [
     unit: 'req/s',
     run: (bench) => loginLoad(bench),
     references: ['hash-ceiling'],
-    targets: [rateAtLeast('hash-ceiling', 0.7)],
+    targets: [rateAtLeast('hash-ceiling', 0.9)],
     settleMs: 500,
   },
   {
@@ -136,7 +136,7 @@ export const SCENARIOS: Scenario[] = [
     unit: 'req/s',
     run: meUnderLogins,
     references: ['me-jwt'],
-    targets: [p99AtMostTimes('me-jwt', 3)],
+    targets: [p99AtMostTimes('me-jwt', 2)],
     settleMs: 500,
   },
   {
@@ -155,11 +155,21 @@ export const SCENARIOS: Scenario[] = [
     targets: [rateAlike('forgot-known', 0.8)],
   },
   {
+    id: 'ingest-floor',
+    label: 'hand-written receiver (node:http, verify, one INSERT per delivery): ingest reference',
+    unit: 'events/s',
+    run: webhookIngestFloor,
+    references: [],
+  },
+  {
     id: 'webhook-ingest',
     label: 'POST /webhook/payment/{siteKey}, signed, committed before the 200',
     unit: 'events/s',
     run: webhookIngest,
-    targets: [rateAtLeast(BASELINE, 0.1), p99Below(50)],
+    // Sampled before each round: the bare handler (what any answer costs) and the hand-written
+    // receiver (what the framework and the inbox's guarantees cost beyond verify + INSERT).
+    references: [BASELINE, 'ingest-floor'],
+    targets: [rateAtLeast(BASELINE, 0.1), rateAtLeast('ingest-floor', 3), p99Below(50)],
   },
   {
     id: 'events-out',

@@ -10,8 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { startService, type RunningService } from '../gateway/src/server.ts';
-import { eventsAdminService, emitEvent, loadConfig } from '../server/src/index.ts';
+import { adminService, eventsAdminService, emitEvent, loadConfig } from '../server/src/index.ts';
 import { startBareServer } from './bare.ts';
+import { startIngestFloor } from './ingest-floor.ts';
 import { measureHashCeiling } from './hash-ceiling.ts';
 import type { Command, Reply, ServiceInfo } from './protocol.ts';
 import { seedAccount, seedSite } from './seed.ts';
@@ -44,6 +45,17 @@ const COMMANDS: Record<string, CommandHandler> = {
   'jobs-waiting': async (service) => {
     const [row] = await service.deps.db.query<{ waiting: string }>(`SELECT count(*) AS waiting FROM pgboss.job WHERE state IN ('created', 'retry', 'active')`);
     return Number(row.waiting);
+  },
+  // The soak's readings: the process's resident memory, and an operator's replay of the newest delivery.
+  memory: async () => process.memoryUsage(),
+  'replay-newest': async (service, args) => {
+    const [row] = await service.deps.db.query<{ id: string }>(
+      `SELECT id FROM webhook_inbox WHERE provider = 'payment' AND scope = $1 AND state = 'processed' ORDER BY received_at DESC LIMIT 1`,
+      [String(args.siteKey)],
+    );
+    if (!row) return false;
+    await adminService.replayDelivery(service.deps, { accountId: null, request: { ip: '127.0.0.1', requestId: 'soak' } }, row.id);
+    return true;
   },
   'inbox-count': async (service, args) => {
     const [row] = await service.deps.db.query<{ stored: string; waiting: string }>(
@@ -112,17 +124,19 @@ async function main(): Promise<void> {
   const bare = await startBareServer();
   const account = await seedAccount(service.deps, service.url!);
   const site = await seedSite(service.deps, account);
+  const floor = await startIngestFloor(process.env.DATABASE_URL, site.webhookSecret);
   const stop = async () => {
     const closed = new Promise((resolve) => bare.server.close(resolve));
     bare.server.closeIdleConnections();
     await closed;
+    await floor.close();
     await service.stop();
     await mail.close();
     rmSync(dataDir, { recursive: true, force: true });
     process.exit(0);
   };
   answerCommands(service, stop);
-  const info: ServiceInfo = { type: 'ready', url: service.url!, publicUrl: service.deps.config.publicUrl, bareUrl: bare.url, account, site };
+  const info: ServiceInfo = { type: 'ready', url: service.url!, publicUrl: service.deps.config.publicUrl, bareUrl: bare.url, ingestFloorUrl: floor.url, account, site };
   process.stdout.write(`${JSON.stringify(info)}\n`);
 }
 

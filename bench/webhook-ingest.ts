@@ -9,7 +9,7 @@ const stripe = new Stripe('sk_test_bench');
  * A fresh Stripe event per request (distinct ids, so every one is a new inbox row), signed
  * by Stripe's own SDK the way Stripe signs deliveries.
  */
-function signedDeliveries(secret: string): autocannon.Request['setupRequest'] {
+export function signedDeliveries(secret: string): autocannon.Request['setupRequest'] {
   let sequence = 0;
   const runId = Date.now().toString(36);
   return (request) => {
@@ -36,6 +36,15 @@ async function untilWorkerIdle(count: () => Promise<InboxCount>, timeoutMs = 120
     if (Date.now() > deadline) throw new Error('webhook ingest: the worker did not apply the backlog in time');
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+}
+
+/**
+ * The same signed deliveries to the hand-written receiver (ingest-floor.ts): every 200 a
+ * committed row, as ours, but nothing else.
+ */
+export function webhookIngestFloor(bench: BenchContext): Promise<Measurement> {
+  const { ingestFloorUrl, site } = bench.service.info;
+  return bench.load({ url: ingestFloorUrl, method: 'POST', setupRequest: signedDeliveries(site.webhookSecret) });
 }
 
 /**

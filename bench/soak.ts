@@ -1,0 +1,125 @@
+/**
+ * `npm run soak` (not part of CI): the built service under mixed load for SOAK_MINUTES
+ * (default 30): /me by API key, signed payment webhooks and logins at once, each at a sixth
+ * of what it reaches alone (half of capacity in all), and an operator's replay every minute.
+ * Every minute it prints the service's resident memory, each stream's p99 and the errors;
+ * at the end it waits for the inbox to drain. It passes when resident memory after the
+ * warm-up minute grows less than 10%, no request failed, and nothing is left undelivered.
+ */
+import autocannon from 'autocannon';
+import { buildForBench } from './build.ts';
+import { createBenchDatabase, DEFAULT_DATABASE_URL } from './database.ts';
+import { startServiceProcess, type ServiceProcess } from './service-process.ts';
+import { signedDeliveries } from './webhook-ingest.ts';
+
+const MINUTES = Number(process.env.SOAK_MINUTES ?? 30);
+const CONNECTIONS = 20;
+/** Each stream's share of what it reaches alone: three streams at a sixth make half of capacity. */
+const SHARE = 1 / 6;
+const DRAIN_TIMEOUT_MS = 300_000;
+
+type Stream = { name: string; options(service: ServiceProcess): autocannon.Options };
+
+const STREAMS: Stream[] = [
+  {
+    name: '/me',
+    options: ({ info }) => ({ url: `${info.url}/api/v1/auth/me`, headers: { authorization: `Bearer ${info.account.apiKey}` } }),
+  },
+  {
+    name: 'webhook',
+    options: ({ info }) => ({ url: `${info.url}/webhook/payment/${info.site.siteKey}`, method: 'POST', requests: [{ setupRequest: signedDeliveries(info.site.webhookSecret) }] }),
+  },
+  {
+    name: 'login',
+    options: ({ info }) => ({
+      url: `${info.url}/api/v1/auth/login`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: info.account.email, password: info.account.password }),
+    }),
+  },
+];
+
+const failures = (result: autocannon.Result) => result.errors + result.timeouts + result.non2xx;
+
+function run(options: autocannon.Options, seconds: number, overallRate?: number): Promise<autocannon.Result> {
+  return autocannon({ connections: CONNECTIONS, duration: seconds, ...(overallRate ? { overallRate } : {}), ...options });
+}
+
+async function inboxWaiting(service: ServiceProcess): Promise<number> {
+  return (await service.command<{ waiting: number }>('inbox-count', { siteKey: service.info.site.siteKey })).waiting;
+}
+
+async function drained(service: ServiceProcess): Promise<boolean> {
+  const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if ((await inboxWaiting(service)) === 0) return true;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  return false;
+}
+
+const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+
+async function soak(service: ServiceProcess): Promise<boolean> {
+  // Capacity: each stream alone, briefly, after the worker has caught up with it.
+  const rates = new Map<string, number>();
+  for (const stream of STREAMS) {
+    const alone = await run(stream.options(service), 5);
+    if (failures(alone)) throw new Error(`${stream.name}: ${failures(alone)} requests failed while measuring capacity`);
+    rates.set(stream.name, Math.max(1, Math.floor((alone.requests.total / alone.duration) * SHARE)));
+    if (!(await drained(service))) throw new Error('the inbox did not drain after measuring capacity');
+  }
+  console.log(`soak: ${MINUTES} min at half of capacity: ${STREAMS.map((s) => `${s.name} ${rates.get(s.name)}/s`).join(', ')}, a replay a minute\n`);
+  console.log('| minute | RSS MB | heap MB | /me p99 ms | webhook p99 ms | login p99 ms | requests | errors |');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
+
+  const rss: number[] = [];
+  let errors = 0;
+  for (let minute = 1; minute <= MINUTES; minute++) {
+    const results = await Promise.all([
+      ...STREAMS.map((stream) => run(stream.options(service), 60, rates.get(stream.name))),
+      service.command<boolean>('replay-newest', { siteKey: service.info.site.siteKey }),
+    ]);
+    const loads = results.slice(0, STREAMS.length) as autocannon.Result[];
+    const memory = await service.command<NodeJS.MemoryUsage>('memory');
+    rss.push(memory.rss);
+    const minuteErrors = loads.reduce((sum, result) => sum + failures(result), 0);
+    errors += minuteErrors;
+    const requests = loads.reduce((sum, result) => sum + result.requests.total, 0);
+    console.log(`| ${minute} | ${mb(memory.rss)} | ${mb(memory.heapUsed)} | ${loads.map((result) => result.latency.p99).join(' | ')} | ${requests.toLocaleString('en-US')} | ${minuteErrors} |`);
+  }
+
+  const left = (await drained(service)) ? 0 : await inboxWaiting(service);
+  // The first minute warms up (JIT, pools, caches); growth is measured from its end.
+  const growth = rss.length > 1 ? rss[rss.length - 1] / rss[0] - 1 : 0;
+  const checks = [
+    [`resident memory after warm-up grew ${(growth * 100).toFixed(1)}% (under 10%)`, growth < 0.1],
+    [`${errors} requests failed (none)`, errors === 0],
+    [`${left} deliveries left undelivered at the end (none)`, left === 0],
+  ] as const;
+  console.log('');
+  for (const [label, ok] of checks) console.log(`${ok ? 'pass' : 'FAIL'} ${label}`);
+  return checks.every(([, ok]) => ok);
+}
+
+async function main(): Promise<void> {
+  const build = buildForBench();
+  const database = await createBenchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
+  try {
+    const service = await startServiceProcess(database.url, build.dir);
+    try {
+      if (!(await soak(service))) process.exitCode = 1;
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    await database.drop();
+    build.remove();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});
