@@ -35,6 +35,7 @@ async function previousKeyColumns(service: TestService, accountId: number) {
 test('without a grace window the old key stops at once, even where it was cached; login and /me give the new one', async ({ service }) => {
   const account = await registerAndVerify(service, 'rotate.now@example.com');
   assert.is((await me(service, bearer(account.apiKey))).status, 200, 'the old key, now cached');
+  assert.is((await me(service, bearer(account.token))).body.user.api_key, account.apiKey, 'the session, cached with the key it opened');
   const rotated = await rotate(service, account.token);
   assert.is(rotated.status, 200);
   assert.equal(Object.keys(rotated.body).sort(), ['api_key', 'success']);

@@ -82,11 +82,14 @@ export function mountRest(router: Router, deps: Deps): (ctx: KoaContext, next: N
     }
   }
 
+  const routerPaths = new Map<string, string>();
   return async (ctx, next) => {
     // HEAD is left to the router: it answers it as the GET of the same route.
     const route = UNDER_PREFIX.test(ctx.path) && ctx.method !== 'HEAD' ? handler.find(ctx.method, ctx.path.slice(API_PREFIX.length)) : undefined;
     if (!route) return next();
-    (ctx as { routerPath?: string }).routerPath = routerPattern(route.pattern);
+    let routerPath = routerPaths.get(route.pattern);
+    if (!routerPath) routerPaths.set(route.pattern, (routerPath = routerPattern(route.pattern)));
+    (ctx as { routerPath?: string }).routerPath = routerPath;
     await readJsonBody(ctx, async () => {
       ctx.req.url = ctx.req.url!.slice(API_PREFIX.length);
       ctx.respond = false;
