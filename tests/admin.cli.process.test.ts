@@ -32,11 +32,11 @@ import { createAccount, paddleEvent } from './helpers/webhook-fixtures.ts';
 // because the process itself is their point:
 // - the npm run admin path (tsx, from the sources) against the built CLI: both start and
 //   answer `--help` the same, exit 0;
-// - bad values exit 2 before the database is touched: processes on an unreachable
-//   DATABASE_URL that never load the service;
+// - bad values exit 2 before the database is touched: three of them as processes too, on an
+//   unreachable DATABASE_URL, which never load the service;
 // - promote and demote of an unknown address exit 3, as a process exits;
-// - a database that cannot be reached exits 1 with one line on stderr and no stack, as a
-//   process prints it;
+// - a database that cannot be reached exits 1 with one line on stderr and no stack: one
+//   command as a process too, what an operator's terminal shows;
 // - --json keeps stdout to one JSON document: the service's log lines go to file descriptor
 //   2, which only a process tells apart from stdout.
 
@@ -125,7 +125,7 @@ async function cliJson(env: Record<string, string>, ...args: string[]): Promise<
 
 /** A refused run: the exit code, nothing on stdout, one line on stderr. */
 async function refused(env: Record<string, string>, code: number, args: string[], stderr: RegExp, cli = cliInProcess): Promise<void> {
-  const run = await cliInProcess(env, ...args);
+  const run = await cli(env, ...args);
   assert.is(run.code, code, `${args.join(' ')}: ${run.stderr}`);
   assert.is(run.stdout, '', 'nothing on stdout');
   assert.match(run.stderr, stderr);
@@ -143,12 +143,15 @@ let env: Record<string, string>;
 
 offline.before(async () => {
   built = await buildService();
-  database = await createTestDatabase();
+  // The suite's database is migrated, as an operator's would be: a copy of the run's migrated
+  // database (tests/run.mjs), or else by npm run migrate. The two tests of `migrate` itself
+  // use databases of their own.
+  database = await createTestDatabase({ migrated: true });
   env = { ...database.env, ...secrets() };
-  // The suite's database is migrated, as an operator's would be; the two tests of
-  // `migrate` itself use databases of their own.
-  const migrate = spawnScript('server/src/roles/migrate.ts', [], env);
-  if ((await migrate.exited) !== 0) throw new Error(`npm run migrate failed: ${migrate.output()}`);
+  if (!process.env.GATEHOUSE_TEST_MIGRATED_TEMPLATE) {
+    const migrate = spawnScript('server/src/roles/migrate.ts', [], env);
+    if ((await migrate.exited) !== 0) throw new Error(`npm run migrate failed: ${migrate.output()}`);
+  }
 });
 
 offline.after(async () => {
@@ -160,37 +163,59 @@ offline('the npm run admin path (tsx, from the sources) answers as the built CLI
   assert.is(fromSources.code, 0, fromSources.stderr);
   assert.match(fromSources.stdout, /inbox/);
   assert.equal(fromSources, fromBuild);
+  assert.equal(await cliInProcess(env, 'inbox', '--help'), fromBuild, 'in process as well');
 });
 
-/** SQL on the suite's database between CLI runs: the server, or the embedded files opened for a moment. */
-function sql<Row = any>(text: string, values: unknown[] = []): Promise<Row[]> {
-  return sqlOn(env, text, values);
-}
+type Query = <Row = any>(text: string, values?: unknown[]) => Promise<Row[]>;
 
-/** The same on the database of `target`. */
-async function sqlOn<Row = any>(target: Record<string, string>, text: string, values: unknown[] = []): Promise<Row[]> {
+/**
+ * Statements on the database of `target` between CLI runs, on one connection: to the server,
+ * or to the embedded files, opened for the while (about a second each time, so statements
+ * that go together share one opening). No CLI may run inside `work`.
+ */
+async function withSqlOn<T>(target: Record<string, string>, work: (query: Query) => Promise<T>): Promise<T> {
   if (target.DATABASE_URL) {
     const client = new pg.Client({ connectionString: target.DATABASE_URL });
     await client.connect();
     try {
-      return (await client.query(text, values)).rows;
+      return await work(async (text, values = []) => (await client.query(text, values)).rows);
     } finally {
       await client.end();
     }
   }
   const db = await PGlite.create(join(target.DATA_DIR, 'pgdata'));
   try {
-    return (await db.query<Row>(text, values)).rows;
+    return await work(async <Row,>(text: string, values: unknown[] = []) => (await db.query<Row>(text, values)).rows);
   } finally {
     await db.close();
   }
+}
+
+/** One statement on the database of `target`. */
+function sqlOn<Row = any>(target: Record<string, string>, text: string, values: unknown[] = []): Promise<Row[]> {
+  return withSqlOn(target, (query) => query<Row>(text, values));
+}
+
+/** The same on the suite's database. */
+function sql<Row = any>(text: string, values: unknown[] = []): Promise<Row[]> {
+  return sqlOn(env, text, values);
+}
+
+/** Statements on the suite's database, on one connection. */
+function withSql<T>(work: (query: Query) => Promise<T>): Promise<T> {
+  return withSqlOn(env, work);
+}
+
+/** `work` on the connection given, or on one of its own. */
+function onConnection<T>(query: Query | undefined, work: (query: Query) => Promise<T>): Promise<T> {
+  return query ? work(query) : withSql(work);
 }
 
 type Seed = { provider: string; state: string; hoursAgo: number; scope?: string };
 type Seeded = Seed & { id: string; receivedAt: string; payload: string };
 
 /** Inbox rows as the intake and worker would have left them, in one statement. */
-async function seedDeliveries(seeds: Seed[]): Promise<Seeded[]> {
+async function seedDeliveries(seeds: Seed[], query: Query): Promise<Seeded[]> {
   const now = Date.now();
   const rows = seeds.map((seed) => {
     const id = randomUUID();
@@ -204,7 +229,7 @@ async function seedDeliveries(seeds: Seed[]): Promise<Seeded[]> {
     const p = (i: number) => `$${n + i}`;
     return `(${p(1)}::uuid, ${p(2)}, ${p(3)}, ${p(4)}, convert_to(${p(5)}, 'UTF8'), ${p(6)}::timestamptz, ${p(7)}, ${p(8)}::timestamptz, ${p(9)}::int, ${p(10)})`;
   });
-  await sql(
+  await query(
     `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at, state, processed_at, attempts, last_error) VALUES ${tuples.join(', ')}`,
     values,
   );
@@ -333,23 +358,33 @@ offline('bad values exit 2 naming the option, before the database is touched', a
   ];
   // A database that cannot be reached: the values are refused before any connection is tried.
   const unreachable = { ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/gatehouse' };
-  const runs = await Promise.all(cases.map(([args]) => cliProcess(unreachable, ...args, '--json')));
-  runs.forEach((run, i) => {
+  // Each in process, and some as processes too, which never load the service: a value refused
+  // by a schema, a bad address, a missing choice. (Their wording may differ: a process has not
+  // loaded the server's zod messages, which this one has, when a schema refuses a value.)
+  const asProcesses = [0, 8, 11];
+  const runs = await Promise.all([
+    ...cases.map(([args], i) => cliInProcess(unreachable, ...args, '--json').then((run) => [i, run] as const)),
+    ...asProcesses.map((i) => cliProcess(unreachable, ...cases[i][0], '--json').then((run) => [i, run] as const)),
+  ]);
+  for (const [i, run] of runs) {
     assert.is(run.code, 2, `${cases[i][0].join(' ')}: ${run.stderr}`);
     assert.is(run.stdout, '');
     assert.match(run.stderr, cases[i][1]);
-  });
+  }
 });
 
 offline('promote makes an account admin, promoting again changes nothing, demote makes it a user again', async () => {
   // The key is sealed under the suite's DATA_KEY, as the service would: the CLI refuses to
   // start on a database holding secrets none of its keys opens.
-  const [account] = await sql<{ id: number }>(
-    `INSERT INTO accounts (email, password_hash, name, api_key_hash, api_key_sealed)
-     VALUES ('ops@example.com', 'x', 'Ops', sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'x') RETURNING id`,
-  );
-  const sealed = createSecretBox([Buffer.from(env.DATA_KEY, 'hex')]).seal(randomBytes(32).toString('hex'), { column: 'accounts.api_key_sealed', row: account.id });
-  await sql('UPDATE accounts SET api_key_sealed = $1 WHERE id = $2', [sealed, account.id]);
+  const account = await withSql(async (query) => {
+    const [made] = await query<{ id: number }>(
+      `INSERT INTO accounts (email, password_hash, name, api_key_hash, api_key_sealed)
+       VALUES ('ops@example.com', 'x', 'Ops', sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'x') RETURNING id`,
+    );
+    const sealed = createSecretBox([Buffer.from(env.DATA_KEY, 'hex')]).seal(randomBytes(32).toString('hex'), { column: 'accounts.api_key_sealed', row: made.id });
+    await query('UPDATE accounts SET api_key_sealed = $1 WHERE id = $2', [sealed, made.id]);
+    return made;
+  });
   const promoted = await cliJson(env, 'promote', 'Ops@Example.com');
   assert.equal(promoted, { success: true, account: { id: account.id, email: 'ops@example.com', role: 'admin' }, changed: true });
   assert.is((await sql('SELECT role FROM accounts WHERE id = $1', [account.id]))[0].role, 'admin');
@@ -382,9 +417,11 @@ const SEEDS: Seed[] = [
 /** The rows of the inbox the current test seeded. */
 let seeded: Seeded[];
 /** Empties the inbox and seeds SEEDS, for the test that calls it. */
-async function freshInbox(): Promise<void> {
-  await sql('DELETE FROM webhook_inbox');
-  seeded = await seedDeliveries(SEEDS);
+async function freshInbox(connection?: Query): Promise<void> {
+  await onConnection(connection, async (query) => {
+    await query('DELETE FROM webhook_inbox');
+    seeded = await seedDeliveries(SEEDS, query);
+  });
 }
 const seededId = (provider: string, state: string, hoursAgo: number) => seeded.find((s) => s.provider === provider && s.state === state && s.hoursAgo === hoursAgo)!.id;
 /** Newest first, as the list orders them. */
@@ -477,10 +514,12 @@ offline('inbox replay <id> puts a dead delivery back to received with a fresh jo
   await freshInbox();
   const id = seededId('billing', 'dead', 6);
   assert.equal(await cliJson(env, 'inbox', 'replay', id), { success: true });
-  const [row] = await sql('SELECT state, processed_at, enqueued_at IS NOT NULL AS enqueued FROM webhook_inbox WHERE id = $1', [id]);
-  assert.equal(row, { state: 'received', processed_at: null, enqueued: true });
-  const [jobs] = await sql(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'webhook-process' AND data->>'inboxId' = $1`, [id]);
-  assert.is(jobs.n, 1, 'one job for the worker, committed with the row');
+  await withSql(async (query) => {
+    const [row] = await query('SELECT state, processed_at, enqueued_at IS NOT NULL AS enqueued FROM webhook_inbox WHERE id = $1', [id]);
+    assert.equal(row, { state: 'received', processed_at: null, enqueued: true });
+    const [jobs] = await query(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'webhook-process' AND data->>'inboxId' = $1`, [id]);
+    assert.is(jobs.n, 1, 'one job for the worker, committed with the row');
+  });
   await refused(env, 3, ['inbox', 'replay', randomUUID()], /No such delivery/);
 });
 
@@ -521,10 +560,13 @@ offline('inbox purge --yes deletes only the chosen state received before the dat
 });
 
 offline('every action is in the audit log as admin.*, without an account, from the CLI', async () => {
-  const [{ mark }] = await sql<{ mark: number }>('SELECT coalesce(max(id), 0)::int AS mark FROM audit_events');
+  const mark = await withSql(async (query) => {
+    const [{ mark }] = await query<{ mark: number }>('SELECT coalesce(max(id), 0)::int AS mark FROM audit_events');
+    await freshInbox(query);
+    await insertAccount('audited@example.com', query);
+    return mark;
+  });
   // One of each action: a role changed and changed back (and a promote that changes nothing), inbox reads, replays and a purge.
-  await freshInbox();
-  await insertAccount('audited@example.com');
   for (const args of [['promote', 'audited@example.com'], ['promote', 'audited@example.com'], ['demote', 'audited@example.com'], ['inbox', 'stats'], ['inbox', 'show', seededId('payment', 'dead', 2)], ['inbox', 'replay', seededId('billing', 'dead', 6)], ['inbox', 'replay', '--dead'], ['inbox', 'purge', '--state', 'processed', '--yes']]) {
     await cliJson(env, ...args);
   }
@@ -546,17 +588,20 @@ offline('every action is in the audit log as admin.*, without an account, from t
 });
 
 offline('audit export writes the activity log as NDJSON on stdout, oldest first, filtered, past one page; the export is recorded', async () => {
-  const accountId = await insertAccount('exported@example.com');
-  const otherId = await insertAccount('not.exported@example.com');
-  // 1,500 events a second apart in 2023 (more than a page of 1000), one of another account among them.
-  await sql(
-    `INSERT INTO audit_events (account_id, event, at, ip, user_agent, data)
-     SELECT $1::int, 'login.succeeded', '2023-01-01T00:00:00Z'::timestamptz + n * interval '1 second', '192.0.2.1', 'seed', jsonb_build_object('n', n)
-     FROM generate_series(0, 1499) AS n`,
-    [accountId],
-  );
-  await sql(`INSERT INTO audit_events (account_id, event, at, data) VALUES ($1, 'logout', '2023-01-01T00:10:00Z', '{"other": true}')`, [otherId]);
-  const [{ mark }] = await sql<{ mark: number }>('SELECT max(id)::int AS mark FROM audit_events');
+  const { accountId, otherId, mark } = await withSql(async (query) => {
+    const accountId = await insertAccount('exported@example.com', query);
+    const otherId = await insertAccount('not.exported@example.com', query);
+    // 1,500 events a second apart in 2023 (more than a page of 1000), one of another account among them.
+    await query(
+      `INSERT INTO audit_events (account_id, event, at, ip, user_agent, data)
+       SELECT $1::int, 'login.succeeded', '2023-01-01T00:00:00Z'::timestamptz + n * interval '1 second', '192.0.2.1', 'seed', jsonb_build_object('n', n)
+       FROM generate_series(0, 1499) AS n`,
+      [accountId],
+    );
+    await query(`INSERT INTO audit_events (account_id, event, at, data) VALUES ($1, 'logout', '2023-01-01T00:10:00Z', '{"other": true}')`, [otherId]);
+    const [{ mark }] = await query<{ mark: number }>('SELECT max(id)::int AS mark FROM audit_events');
+    return { accountId, otherId, mark };
+  });
   const since = '2023-01-01T00:01:40Z';
   const until = '2023-01-01T00:23:20Z';
   const run = await cliInProcess(env, 'audit', 'export', '--account', String(accountId), '--since', since, '--until', until);
@@ -586,32 +631,37 @@ offline('audit export writes the activity log as NDJSON on stdout, oldest first,
 });
 
 /** An account as the service would have made it: its key sealed under the suite's DATA_KEY (the CLI checks that at start). */
-async function insertAccount(email: string): Promise<number> {
-  const [account] = await sql<{ id: number }>(
-    `INSERT INTO accounts (email, password_hash, name, api_key_hash, api_key_sealed)
-     VALUES ($1, 'x', 'Signed Out', sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'x') RETURNING id`,
-    [email],
-  );
-  const sealed = createSecretBox([Buffer.from(env.DATA_KEY, 'hex')]).seal(randomBytes(32).toString('hex'), { column: 'accounts.api_key_sealed', row: account.id });
-  await sql('UPDATE accounts SET api_key_sealed = $1 WHERE id = $2', [sealed, account.id]);
-  return account.id;
+async function insertAccount(email: string, connection?: Query): Promise<number> {
+  return onConnection(connection, async (query) => {
+    const [account] = await query<{ id: number }>(
+      `INSERT INTO accounts (email, password_hash, name, api_key_hash, api_key_sealed)
+       VALUES ($1, 'x', 'Signed Out', sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'x') RETURNING id`,
+      [email],
+    );
+    const sealed = createSecretBox([Buffer.from(env.DATA_KEY, 'hex')]).seal(randomBytes(32).toString('hex'), { column: 'accounts.api_key_sealed', row: account.id });
+    await query('UPDATE accounts SET api_key_sealed = $1 WHERE id = $2', [sealed, account.id]);
+    return account.id;
+  });
 }
 
 offline('sessions revoke ends every live session and voids pending e-mail-change and reset links; both logs say so', async () => {
-  const id = await insertAccount('signed.out@example.com');
-  await sql(
-    `INSERT INTO sessions (id, account_id, created_at, auth_time, expires_at, revoked_at) VALUES
-       ($1, $5, now(), now(), now() + interval '1 day', NULL), ($2, $5, now(), now(), now() + interval '1 day', NULL),
-       ($3, $5, now() - interval '2 days', now() - interval '2 days', now() - interval '1 day', NULL), ($4, $5, now(), now(), now() + interval '1 day', now())`,
-    [randomUUID(), randomUUID(), randomUUID(), randomUUID(), id],
-  );
-  await sql(
-    `INSERT INTO email_tokens (account_id, purpose, token_hash, created_at, expires_at) VALUES
-       ($1, 'reset', sha256(convert_to('r', 'UTF8')), now(), now() + interval '1 hour'),
-       ($1, 'email_change', sha256(convert_to('c', 'UTF8')), now(), now() + interval '1 day'),
-       ($1, 'verify', sha256(convert_to('v', 'UTF8')), now(), now() + interval '1 day')`,
-    [id],
-  );
+  const id = await withSql(async (query) => {
+    const id = await insertAccount('signed.out@example.com', query);
+    await query(
+      `INSERT INTO sessions (id, account_id, created_at, auth_time, expires_at, revoked_at) VALUES
+         ($1, $5, now(), now(), now() + interval '1 day', NULL), ($2, $5, now(), now(), now() + interval '1 day', NULL),
+         ($3, $5, now() - interval '2 days', now() - interval '2 days', now() - interval '1 day', NULL), ($4, $5, now(), now(), now() + interval '1 day', now())`,
+      [randomUUID(), randomUUID(), randomUUID(), randomUUID(), id],
+    );
+    await query(
+      `INSERT INTO email_tokens (account_id, purpose, token_hash, created_at, expires_at) VALUES
+         ($1, 'reset', sha256(convert_to('r', 'UTF8')), now(), now() + interval '1 hour'),
+         ($1, 'email_change', sha256(convert_to('c', 'UTF8')), now(), now() + interval '1 day'),
+         ($1, 'verify', sha256(convert_to('v', 'UTF8')), now(), now() + interval '1 day')`,
+      [id],
+    );
+    return id;
+  });
   assert.equal(await cliJson(env, 'sessions', 'revoke', 'Signed.Out@Example.com'), { success: true, account: { id, email: 'signed.out@example.com' }, revoked: 2 });
   const [left] = await sql(
     `SELECT (SELECT count(*)::int FROM sessions WHERE account_id = $1 AND revoked_at IS NULL AND expires_at > now()) AS live,
@@ -639,13 +689,16 @@ offline('sessions revoke ends every live session and voids pending e-mail-change
 });
 
 offline('mfa reset removes the authenticator, passkeys and recovery codes of the account; both logs say so', async () => {
-  const id = await insertAccount('lost.phone@example.com');
-  await sql(`INSERT INTO mfa_totp (account_id, secret_sealed, enabled_at, created_at) VALUES ($1, 'sealed', now(), now())`, [id]);
-  await sql(
-    `INSERT INTO passkeys (id, account_id, credential_id, public_key, counter, user_handle, name, created_at) VALUES ($1, $2, 'cred-a', '\\x00', 0, 'h', 'Phone', now())`,
-    [randomUUID(), id],
-  );
-  await sql(`INSERT INTO mfa_recovery_codes (account_id, code_hash, created_at) SELECT $1, sha256(convert_to(g::text, 'UTF8')), now() FROM generate_series(1, 10) g`, [id]);
+  const id = await withSql(async (query) => {
+    const id = await insertAccount('lost.phone@example.com', query);
+    await query(`INSERT INTO mfa_totp (account_id, secret_sealed, enabled_at, created_at) VALUES ($1, 'sealed', now(), now())`, [id]);
+    await query(
+      `INSERT INTO passkeys (id, account_id, credential_id, public_key, counter, user_handle, name, created_at) VALUES ($1, $2, 'cred-a', '\\x00', 0, 'h', 'Phone', now())`,
+      [randomUUID(), id],
+    );
+    await query(`INSERT INTO mfa_recovery_codes (account_id, code_hash, created_at) SELECT $1, sha256(convert_to(g::text, 'UTF8')), now() FROM generate_series(1, 10) g`, [id]);
+    return id;
+  });
   assert.equal(await cliJson(env, 'mfa', 'reset', 'Lost.Phone@Example.com'), { success: true, account: { id, email: 'lost.phone@example.com' }, removed: { totp: true, passkeys: 1 } });
   const [left] = await sql(
     `SELECT (SELECT count(*)::int FROM mfa_totp WHERE account_id = $1) AS totp, (SELECT count(*)::int FROM passkeys WHERE account_id = $1) AS passkeys,
@@ -667,8 +720,8 @@ offline('mfa reset removes the authenticator, passkeys and recovery codes of the
 });
 
 /** The row of an event endpoint, its secrets opened with the suite's DATA_KEY. */
-async function endpointRow(id: string) {
-  const [row] = await sql('SELECT * FROM event_endpoints WHERE id = $1', [id]);
+async function endpointRow(id: string, connection?: Query) {
+  const [row] = await onConnection(connection, (query) => query('SELECT * FROM event_endpoints WHERE id = $1', [id]));
   if (!row) return undefined;
   const box = createSecretBox([Buffer.from(env.DATA_KEY, 'hex')]);
   const { secret_sealed, previous_secret_sealed, ...rest } = row;
@@ -717,7 +770,8 @@ offline('events endpoints add, list, update, rotate and remove change the endpoi
   assert.is(again.code, 0, again.stderr);
   const third = SECRET.exec(again.stdout)![1];
   assert.match(again.stdout, /The old one no longer signs[\s\S]*shown this once/);
-  assert.equal([(await endpointRow(id))!.secret, (await endpointRow(id))!.previous], [third, null]);
+  const last = await endpointRow(id);
+  assert.equal([last!.secret, last!.previous], [third, null]);
 
   const removed = await cliInProcess(env, 'events', 'endpoints', 'remove', id);
   assert.is(removed.code, 0, removed.stderr);
@@ -741,10 +795,12 @@ offline('events endpoints add, list, update, rotate and remove change the endpoi
 
 offline('events commands refuse bad values with exit 2 naming the option, and change nothing', async () => {
   const id = (await cliJson(env, 'events', 'endpoints', 'add', 'https://hooks.example.com/bad-values')).endpoint.id;
-  const before = await endpointRow(id);
-  const countEndpoints = async () => (await sql('SELECT count(*)::int AS n FROM event_endpoints'))[0].n;
-  const endpointsBefore = await countEndpoints();
-  const [{ mark }] = await sql<{ mark: number }>('SELECT max(id)::int AS mark FROM audit_events');
+  const countEndpoints = async (query: Query) => (await query('SELECT count(*)::int AS n FROM event_endpoints'))[0].n;
+  const { before, endpointsBefore, mark } = await withSql(async (query) => ({
+    before: await endpointRow(id, query),
+    endpointsBefore: await countEndpoints(query),
+    mark: (await query<{ mark: number }>('SELECT max(id)::int AS mark FROM audit_events'))[0].mark,
+  }));
   const cases: Array<[string[], RegExp]> = [
     [['events', 'endpoints', 'add', 'hooks.example.com/no-scheme'], /<url>: must be an http or https URL/],
     [['events', 'endpoints', 'add', 'ftp://hooks.example.com/'], /<url>: must be an http or https URL/],
@@ -780,9 +836,11 @@ offline('events commands refuse bad values with exit 2 naming the option, and ch
     assert.is(run.stdout, '');
     assert.match(run.stderr, cases[i][1]);
   });
-  assert.equal(await endpointRow(id), before, 'the endpoint is as it was');
-  assert.is(await countEndpoints(), endpointsBefore, 'no endpoint was added');
-  assert.equal(await sql('SELECT event FROM audit_events WHERE id > $1', [mark]), [], 'and nothing was recorded');
+  await withSql(async (query) => {
+    assert.equal(await endpointRow(id, query), before, 'the endpoint is as it was');
+    assert.is(await countEndpoints(query), endpointsBefore, 'no endpoint was added');
+    assert.equal(await query('SELECT event FROM audit_events WHERE id > $1', [mark]), [], 'and nothing was recorded');
+  });
   assert.equal(await cliJson(env, 'events', 'endpoints', 'remove', id), { success: true });
 });
 
@@ -797,8 +855,12 @@ offline('--json keeps stdout to one JSON document: the service log lines go to s
 
 offline('a database that cannot be reached exits 1 with one line naming DATABASE_URL and no stack trace', async () => {
   const unreachable = { ...env, DATABASE_URL: 'postgres://postgres:hunter2@127.0.0.1:1/gatehouse' };
-  for (const args of [['inbox', 'stats', '--json'], ['migrate', 'status'], ['promote', 'ops@example.com']]) {
-    const run = await cliProcess(unreachable, ...args);
+  const commands = [['inbox', 'stats', '--json'], ['migrate', 'status'], ['promote', 'ops@example.com']];
+  const runs: Array<[string[], CliRun]> = [];
+  for (const args of commands) runs.push([args, await cliInProcess(unreachable, ...args)]);
+  // The first as a process too: what an operator's terminal shows.
+  runs.push([commands[0], await cliProcess(unreachable, ...commands[0])]);
+  for (const [args, run] of runs) {
     assert.is(run.code, 1, `${args.join(' ')}: ${run.stderr}`);
     assert.is(run.stdout, '');
     const lines = run.stderr.trim().split('\n');
