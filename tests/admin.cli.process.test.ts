@@ -8,6 +8,7 @@ import { createSecretBox } from '../server/src/lib/crypto.ts';
 import { MIGRATIONS } from '../server/src/migrations/index.ts';
 import { EVENT_TYPES, previousSecretPlace, secretPlace } from '../server/src/modules/events/index.ts';
 import { PROVIDER_NAMES } from '../server/src/webhooks/provider.ts';
+import { runAdminCommand } from '../server/src/cli/program.ts';
 import { Webhook } from 'standardwebhooks';
 import { nextMail } from './helpers/auth.ts';
 import { EventReceiver } from './helpers/event-receiver.ts';
@@ -17,18 +18,32 @@ import { request, startTestService, type TestService } from './helpers/service.t
 import { eventually } from './helpers/wait.ts';
 import { createAccount, paddleEvent } from './helpers/webhook-fixtures.ts';
 
-// `npm run admin -- …` as an operator runs it: a real process on a database of its own,
-// judged by its exit code, its stdout and its stderr. The first suite needs no running
-// service, so it runs on the embedded database too: rows are written and read with SQL
-// while no CLI runs (the embedded files serve one process at a time). The second, on
-// PostgreSQL only, runs the CLI beside a live service: a promoted account uses the admin
-// API, and a replayed delivery is applied by the service's worker.
+// `npm run admin -- …` as an operator runs it, on a database of its own, judged by its exit
+// code, its stdout and its stderr. The first suite needs no running service, so it runs on
+// the embedded database too: rows are written and read with SQL while no CLI runs (the
+// embedded files serve one opener at a time). The second, on PostgreSQL only, runs the CLI
+// beside a live service: a promoted account uses the admin API, and a replayed delivery is
+// applied by the service's worker.
+//
+// Most tests are about what a command does: its output, its exit code, its effect on the
+// database. They run it in this process (cliInProcess: runAdminCommand, what the binary
+// runs, with strings for stdout and stderr), as a process start costs a second or more, and
+// on the embedded database the boot of its files again. These tests run real processes,
+// because the process itself is their point:
+// - the npm run admin path (tsx, from the sources) against the built CLI: both start and
+//   answer `--help` the same, exit 0;
+// - bad values exit 2 before the database is touched: three of them as processes too, on an
+//   unreachable DATABASE_URL, which never load the service;
+// - promote and demote of an unknown address exit 3, as a process exits;
+// - a database that cannot be reached exits 1 with one line on stderr and no stack: one
+//   command as a process too, what an operator's terminal shows;
+// - --json keeps stdout to one JSON document: the service's log lines go to file descriptor
+//   2, which only a process tells apart from stdout.
 
 type CliRun = { code: number | null; stdout: string; stderr: string };
 
 /**
- * The CLI as the image runs it (`node dist/admin.js`), built once for the file: some forty
- * runs, each starting in a fraction of the time tsx takes to compile the sources. One test
+ * The CLI as the image runs it (`node dist/admin.js`), built once for the file. One test
  * below runs the `npm run admin` path (tsx) too, and compares.
  */
 let built: { dir: string; remove(): void } | undefined;
@@ -36,15 +51,16 @@ let built: { dir: string; remove(): void } | undefined;
 process.on('exit', () => built?.remove());
 
 /**
- * CLI runs under way at once, at most. A test starts its cases together and waits for them
- * all; dozens of processes starting at one time on two cores would slow every other file of
- * the run for no gain, so they queue here and take turns.
+ * CLI processes under way at once, at most. A test starts its cases together and waits for
+ * them all; dozens of processes starting at one time on two cores would slow every other file
+ * of the run for no gain, so they queue here and take turns.
  */
 const CLI_RUNS_AT_ONCE = 3;
 let cliRunning = 0;
 const cliWaiting: Array<() => void> = [];
 
-async function cli(env: Record<string, string>, ...args: string[]): Promise<CliRun> {
+/** The built CLI as a child process, with only `env` for environment. */
+async function cliProcess(env: Record<string, string>, ...args: string[]): Promise<CliRun> {
   if (cliRunning >= CLI_RUNS_AT_ONCE) await new Promise<void>((resolve) => cliWaiting.push(resolve));
   cliRunning++;
   try {
@@ -69,15 +85,46 @@ function collect(run: ReturnType<typeof spawnScript>): Promise<CliRun> {
   return new Promise((resolve) => run.child.once('close', (code) => resolve({ code, stdout, stderr })));
 }
 
+/**
+ * Runs on the embedded files of one DATA_DIR, one after another: two openings at once in one
+ * process would both get its lock (it is the same pid) and corrupt the files. PostgreSQL
+ * takes them all at once.
+ */
+const embeddedTurns = new Map<string, Promise<unknown>>();
+
+function inTurn<T>(env: Record<string, string>, work: () => Promise<T>): Promise<T> {
+  if (env.DATABASE_URL) return work();
+  const done = (embeddedTurns.get(env.DATA_DIR) ?? Promise.resolve()).then(work, work);
+  embeddedTurns.set(env.DATA_DIR, done.catch(() => undefined));
+  return done;
+}
+
+/**
+ * The CLI in this process: what the binary runs (runAdminCommand), with only `env` for
+ * environment (as a process would have it), stdout and stderr collected as strings.
+ */
+function cliInProcess(env: Record<string, string>, ...args: string[]): Promise<CliRun> {
+  return inTurn(env, async () => {
+    let stdout = '';
+    let stderr = '';
+    const code = await runAdminCommand(args, {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdout: { write: (text) => void (stdout += text) },
+      stderr: { write: (text) => void (stderr += text) },
+    });
+    return { code, stdout, stderr };
+  });
+}
+
 /** A --json run that succeeded: stdout must be one JSON document and nothing else. */
 async function cliJson(env: Record<string, string>, ...args: string[]): Promise<any> {
-  const run = await cli(env, ...args, '--json');
+  const run = await cliInProcess(env, ...args, '--json');
   assert.is(run.code, 0, `${args.join(' ')} exited ${run.code}: ${run.stderr}`);
   return JSON.parse(run.stdout);
 }
 
 /** A refused run: the exit code, nothing on stdout, one line on stderr. */
-async function refused(env: Record<string, string>, code: number, args: string[], stderr: RegExp): Promise<void> {
+async function refused(env: Record<string, string>, code: number, args: string[], stderr: RegExp, cli = cliInProcess): Promise<void> {
   const run = await cli(env, ...args);
   assert.is(run.code, code, `${args.join(' ')}: ${run.stderr}`);
   assert.is(run.stdout, '', 'nothing on stdout');
@@ -96,12 +143,15 @@ let env: Record<string, string>;
 
 offline.before(async () => {
   built = await buildService();
-  database = await createTestDatabase();
+  // The suite's database is migrated, as an operator's would be: a copy of the run's migrated
+  // database (tests/run.mjs), or else by npm run migrate. The two tests of `migrate` itself
+  // use databases of their own.
+  database = await createTestDatabase({ migrated: true });
   env = { ...database.env, ...secrets() };
-  // The suite's database is migrated, as an operator's would be; the two tests of
-  // `migrate` itself use databases of their own.
-  const migrate = spawnScript('server/src/roles/migrate.ts', [], env);
-  if ((await migrate.exited) !== 0) throw new Error(`npm run migrate failed: ${migrate.output()}`);
+  if (!process.env.GATEHOUSE_TEST_MIGRATED_TEMPLATE) {
+    const migrate = spawnScript('server/src/roles/migrate.ts', [], env);
+    if ((await migrate.exited) !== 0) throw new Error(`npm run migrate failed: ${migrate.output()}`);
+  }
 });
 
 offline.after(async () => {
@@ -109,41 +159,63 @@ offline.after(async () => {
 });
 
 offline('the npm run admin path (tsx, from the sources) answers as the built CLI does', async () => {
-  const [fromSources, fromBuild] = await Promise.all([cliFromSources(env, 'inbox', '--help'), cli(env, 'inbox', '--help')]);
+  const [fromSources, fromBuild] = await Promise.all([cliFromSources(env, 'inbox', '--help'), cliProcess(env, 'inbox', '--help')]);
   assert.is(fromSources.code, 0, fromSources.stderr);
   assert.match(fromSources.stdout, /inbox/);
   assert.equal(fromSources, fromBuild);
+  assert.equal(await cliInProcess(env, 'inbox', '--help'), fromBuild, 'in process as well');
 });
 
-/** SQL on the suite's database between CLI runs: the server, or the embedded files opened for a moment. */
-function sql<Row = any>(text: string, values: unknown[] = []): Promise<Row[]> {
-  return sqlOn(env, text, values);
-}
+type Query = <Row = any>(text: string, values?: unknown[]) => Promise<Row[]>;
 
-/** The same on the database of `target`. */
-async function sqlOn<Row = any>(target: Record<string, string>, text: string, values: unknown[] = []): Promise<Row[]> {
+/**
+ * Statements on the database of `target` between CLI runs, on one connection: to the server,
+ * or to the embedded files, opened for the while (about a second each time, so statements
+ * that go together share one opening). No CLI may run inside `work`.
+ */
+async function withSqlOn<T>(target: Record<string, string>, work: (query: Query) => Promise<T>): Promise<T> {
   if (target.DATABASE_URL) {
     const client = new pg.Client({ connectionString: target.DATABASE_URL });
     await client.connect();
     try {
-      return (await client.query(text, values)).rows;
+      return await work(async (text, values = []) => (await client.query(text, values)).rows);
     } finally {
       await client.end();
     }
   }
   const db = await PGlite.create(join(target.DATA_DIR, 'pgdata'));
   try {
-    return (await db.query<Row>(text, values)).rows;
+    return await work(async <Row,>(text: string, values: unknown[] = []) => (await db.query<Row>(text, values)).rows);
   } finally {
     await db.close();
   }
+}
+
+/** One statement on the database of `target`. */
+function sqlOn<Row = any>(target: Record<string, string>, text: string, values: unknown[] = []): Promise<Row[]> {
+  return withSqlOn(target, (query) => query<Row>(text, values));
+}
+
+/** The same on the suite's database. */
+function sql<Row = any>(text: string, values: unknown[] = []): Promise<Row[]> {
+  return sqlOn(env, text, values);
+}
+
+/** Statements on the suite's database, on one connection. */
+function withSql<T>(work: (query: Query) => Promise<T>): Promise<T> {
+  return withSqlOn(env, work);
+}
+
+/** `work` on the connection given, or on one of its own. */
+function onConnection<T>(query: Query | undefined, work: (query: Query) => Promise<T>): Promise<T> {
+  return query ? work(query) : withSql(work);
 }
 
 type Seed = { provider: string; state: string; hoursAgo: number; scope?: string };
 type Seeded = Seed & { id: string; receivedAt: string; payload: string };
 
 /** Inbox rows as the intake and worker would have left them, in one statement. */
-async function seedDeliveries(seeds: Seed[]): Promise<Seeded[]> {
+async function seedDeliveries(seeds: Seed[], query: Query): Promise<Seeded[]> {
   const now = Date.now();
   const rows = seeds.map((seed) => {
     const id = randomUUID();
@@ -157,7 +229,7 @@ async function seedDeliveries(seeds: Seed[]): Promise<Seeded[]> {
     const p = (i: number) => `$${n + i}`;
     return `(${p(1)}::uuid, ${p(2)}, ${p(3)}, ${p(4)}, convert_to(${p(5)}, 'UTF8'), ${p(6)}::timestamptz, ${p(7)}, ${p(8)}::timestamptz, ${p(9)}::int, ${p(10)})`;
   });
-  await sql(
+  await query(
     `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at, state, processed_at, attempts, last_error) VALUES ${tuples.join(', ')}`,
     values,
   );
@@ -202,7 +274,7 @@ offline('after npm run migrate, migrate status lists every migration as applied,
       assert.ok(Date.now() - Date.parse(migration.applied_at) < 600_000, `${migration.name} applied just now`);
     }
     assert.is(status.pending, 0);
-    const human = await cli(freshEnv, 'migrate', 'status');
+    const human = await cliInProcess(freshEnv, 'migrate', 'status');
     assert.is(human.code, 0);
     assert.match(human.stdout, /0006-operator-surface\s+applied/);
     assert.match(human.stdout, /Every migration is applied/);
@@ -217,7 +289,7 @@ const EVENTS_COMMANDS = [
 offline('--help on the root, on every group and on every command exits 0, names the command and the exit codes', async () => {
   const commands = [[], ['inbox'], ['migrate'], ['promote'], ['demote'], ['inbox', 'stats'], ['inbox', 'list'], ['inbox', 'show'], ['inbox', 'replay'], ['inbox', 'purge'], ['migrate', 'status'], ['sessions'], ['sessions', 'revoke'], ['audit'], ['audit', 'export'],
     ['events'], ['events', 'endpoints'], ['events', 'deliveries'], ...EVENTS_COMMANDS.map((command) => command.split(' '))];
-  const runs = await Promise.all(commands.map((command) => cli(env, ...command, '--help')));
+  const runs = await Promise.all(commands.map((command) => cliInProcess(env, ...command, '--help')));
   runs.forEach((run, i) => {
     const name = ['admin', ...commands[i]].join(' ');
     assert.is(run.code, 0, `${name} --help: ${run.stderr}`);
@@ -257,7 +329,7 @@ offline('an unknown command, an unknown option, a missing or extra argument and 
     [['inbox', 'purge', '--yes'], /required option '--state <state>' not specified/],
     [['inbox', 'replay', '--dead', '--ignored'], /'--dead' cannot be used with option '--ignored'/],
   ];
-  const runs = await Promise.all(cases.map(([args]) => cli(env, ...args)));
+  const runs = await Promise.all(cases.map(([args]) => cliInProcess(env, ...args)));
   runs.forEach((run, i) => {
     assert.is(run.code, 2, `${cases[i][0].join(' ')}: ${run.stderr}`);
     assert.match(run.stderr, cases[i][1]);
@@ -286,37 +358,47 @@ offline('bad values exit 2 naming the option, before the database is touched', a
   ];
   // A database that cannot be reached: the values are refused before any connection is tried.
   const unreachable = { ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/gatehouse' };
-  const runs = await Promise.all(cases.map(([args]) => cli(unreachable, ...args, '--json')));
-  runs.forEach((run, i) => {
+  // Each in process, and some as processes too, which never load the service: a value refused
+  // by a schema, a bad address, a missing choice. (Their wording may differ: a process has not
+  // loaded the server's zod messages, which this one has, when a schema refuses a value.)
+  const asProcesses = [0, 8, 11];
+  const runs = await Promise.all([
+    ...cases.map(([args], i) => cliInProcess(unreachable, ...args, '--json').then((run) => [i, run] as const)),
+    ...asProcesses.map((i) => cliProcess(unreachable, ...cases[i][0], '--json').then((run) => [i, run] as const)),
+  ]);
+  for (const [i, run] of runs) {
     assert.is(run.code, 2, `${cases[i][0].join(' ')}: ${run.stderr}`);
     assert.is(run.stdout, '');
     assert.match(run.stderr, cases[i][1]);
-  });
+  }
 });
 
 offline('promote makes an account admin, promoting again changes nothing, demote makes it a user again', async () => {
   // The key is sealed under the suite's DATA_KEY, as the service would: the CLI refuses to
   // start on a database holding secrets none of its keys opens.
-  const [account] = await sql<{ id: number }>(
-    `INSERT INTO accounts (email, password_hash, name, api_key_hash, api_key_sealed)
-     VALUES ('ops@example.com', 'x', 'Ops', sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'x') RETURNING id`,
-  );
-  const sealed = createSecretBox([Buffer.from(env.DATA_KEY, 'hex')]).seal(randomBytes(32).toString('hex'), { column: 'accounts.api_key_sealed', row: account.id });
-  await sql('UPDATE accounts SET api_key_sealed = $1 WHERE id = $2', [sealed, account.id]);
+  const account = await withSql(async (query) => {
+    const [made] = await query<{ id: number }>(
+      `INSERT INTO accounts (email, password_hash, name, api_key_hash, api_key_sealed)
+       VALUES ('ops@example.com', 'x', 'Ops', sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'x') RETURNING id`,
+    );
+    const sealed = createSecretBox([Buffer.from(env.DATA_KEY, 'hex')]).seal(randomBytes(32).toString('hex'), { column: 'accounts.api_key_sealed', row: made.id });
+    await query('UPDATE accounts SET api_key_sealed = $1 WHERE id = $2', [sealed, made.id]);
+    return made;
+  });
   const promoted = await cliJson(env, 'promote', 'Ops@Example.com');
   assert.equal(promoted, { success: true, account: { id: account.id, email: 'ops@example.com', role: 'admin' }, changed: true });
   assert.is((await sql('SELECT role FROM accounts WHERE id = $1', [account.id]))[0].role, 'admin');
   assert.is((await cliJson(env, 'promote', 'ops@example.com')).changed, false);
 
-  const demoted = await cli(env, 'demote', 'ops@example.com');
+  const demoted = await cliInProcess(env, 'demote', 'ops@example.com');
   assert.is(demoted.code, 0, demoted.stderr);
   assert.match(demoted.stdout, /ops@example\.com \(account \d+\) is now a regular user/);
   assert.is((await sql('SELECT role FROM accounts WHERE id = $1', [account.id]))[0].role, 'user');
 });
 
 offline('promote and demote of an unknown e-mail address exit 3', async () => {
-  await refused(env, 3, ['promote', 'nobody@example.com'], /^error: No account has that e-mail address\.\n$/);
-  await refused(env, 3, ['demote', 'nobody@example.com', '--json'], /No account has that e-mail address/);
+  await refused(env, 3, ['promote', 'nobody@example.com'], /^error: No account has that e-mail address\.\n$/, cliProcess);
+  await refused(env, 3, ['demote', 'nobody@example.com', '--json'], /No account has that e-mail address/, cliProcess);
 });
 
 /** The inbox every inbox test starts from: these rows and no other. */
@@ -335,9 +417,11 @@ const SEEDS: Seed[] = [
 /** The rows of the inbox the current test seeded. */
 let seeded: Seeded[];
 /** Empties the inbox and seeds SEEDS, for the test that calls it. */
-async function freshInbox(): Promise<void> {
-  await sql('DELETE FROM webhook_inbox');
-  seeded = await seedDeliveries(SEEDS);
+async function freshInbox(connection?: Query): Promise<void> {
+  await onConnection(connection, async (query) => {
+    await query('DELETE FROM webhook_inbox');
+    seeded = await seedDeliveries(SEEDS, query);
+  });
 }
 const seededId = (provider: string, state: string, hoursAgo: number) => seeded.find((s) => s.provider === provider && s.state === state && s.hoursAgo === hoursAgo)!.id;
 /** Newest first, as the list orders them. */
@@ -356,7 +440,7 @@ offline('inbox stats --json has the API shape and counts seeded rows per provide
   assert.is(waiting.received, 1);
   assert.ok(waiting.oldest_pending_seconds >= 5400 && waiting.oldest_pending_seconds < 5400 + 300, String(waiting.oldest_pending_seconds));
 
-  const human = await cli(env, 'inbox', 'stats');
+  const human = await cliInProcess(env, 'inbox', 'stats');
   assert.is(human.code, 0, human.stderr);
   assert.match(human.stdout, /^provider\s+received\s+processed\s+ignored\s+dead\s+oldest pending\n/);
   assert.match(human.stdout, /\nbilling\s+0\s+1\s+1\s+3\s+-\n/);
@@ -383,7 +467,7 @@ offline('inbox list --json lists newest first with the API fields, and filters b
   const window = await cliJson(env, 'inbox', 'list', '--since', since, '--until', until);
   assert.equal(window.items.map((item: any) => item.id), [seededId('payment', 'dead', 2), seededId('billing', 'ignored', 3), seededId('billing', 'dead', 4)]);
 
-  const human = await cli(env, 'inbox', 'list', '--state', 'received');
+  const human = await cliInProcess(env, 'inbox', 'list', '--state', 'received');
   assert.is(human.code, 0, human.stderr);
   assert.match(human.stdout, new RegExp(`${seededId('messengertwo', 'received', 1.5)}\\s+messengertwo\\s+ch_cli\\s+received`));
 });
@@ -402,7 +486,7 @@ offline('inbox list pages with --limit and --cursor through every row exactly on
   } while (cursor);
   assert.is(pages, 3);
   assert.equal(ids, newestFirst(seeded));
-  const human = await cli(env, 'inbox', 'list', '--limit', '2');
+  const human = await cliInProcess(env, 'inbox', 'list', '--limit', '2');
   assert.match(human.stdout, /More: add --cursor \S+\n$/);
   await refused(env, 2, ['inbox', 'list', '--cursor', 'bm90LWEtY3Vyc29y'], /--cursor: is not a cursor this list gave out/);
 });
@@ -417,7 +501,7 @@ offline('inbox show <id> --json gives the delivery with its payload as received;
   assert.is(shown.delivery.payload, row.payload);
   assert.is(shown.delivery.received_at, row.receivedAt);
 
-  const human = await cli(env, 'inbox', 'show', row.id);
+  const human = await cliInProcess(env, 'inbox', 'show', row.id);
   assert.is(human.code, 0, human.stderr);
   assert.match(human.stdout, /^id:\s+\S+\nprovider:\s+payment\n/);
   assert.ok(human.stdout.endsWith(`payload:\n${row.payload}\n`));
@@ -430,10 +514,12 @@ offline('inbox replay <id> puts a dead delivery back to received with a fresh jo
   await freshInbox();
   const id = seededId('billing', 'dead', 6);
   assert.equal(await cliJson(env, 'inbox', 'replay', id), { success: true });
-  const [row] = await sql('SELECT state, processed_at, enqueued_at IS NOT NULL AS enqueued FROM webhook_inbox WHERE id = $1', [id]);
-  assert.equal(row, { state: 'received', processed_at: null, enqueued: true });
-  const [jobs] = await sql(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'webhook-process' AND data->>'inboxId' = $1`, [id]);
-  assert.is(jobs.n, 1, 'one job for the worker, committed with the row');
+  await withSql(async (query) => {
+    const [row] = await query('SELECT state, processed_at, enqueued_at IS NOT NULL AS enqueued FROM webhook_inbox WHERE id = $1', [id]);
+    assert.equal(row, { state: 'received', processed_at: null, enqueued: true });
+    const [jobs] = await query(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'webhook-process' AND data->>'inboxId' = $1`, [id]);
+    assert.is(jobs.n, 1, 'one job for the worker, committed with the row');
+  });
   await refused(env, 3, ['inbox', 'replay', randomUUID()], /No such delivery/);
 });
 
@@ -443,7 +529,7 @@ offline('inbox replay --dead --provider billing replays exactly the dead billing
   assert.equal(result, { success: true, replayed: 3 });
   const ids = [seededId('billing', 'dead', 6), seededId('billing', 'dead', 5), seededId('billing', 'dead', 4), seededId('payment', 'dead', 2), seededId('billing', 'ignored', 3)];
   assert.equal(await statesOf(...ids), ['received', 'received', 'received', 'dead', 'ignored'], 'another provider and another state are left alone');
-  const again = await cli(env, 'inbox', 'replay', '--dead', '--provider', 'billing');
+  const again = await cliInProcess(env, 'inbox', 'replay', '--dead', '--provider', 'billing');
   assert.is(again.code, 0, again.stderr);
   assert.match(again.stdout, /^Replayed 0 dead deliveries \(from billing\)/);
   assert.equal(await cliJson(env, 'inbox', 'replay', '--ignored', '--provider', 'billing', '--since', seeded[0].receivedAt), { success: true, replayed: 1 });
@@ -466,7 +552,7 @@ offline('inbox purge --yes deletes only the chosen state received before the dat
   const gone = [seededId('billing', 'processed', 30), seededId('payment', 'processed', 50)];
   assert.equal(left.map((row) => row.id).sort(), seeded.map((s) => s.id).filter((id) => !gone.includes(id)).sort());
 
-  const human = await cli(env, 'inbox', 'purge', '--state', 'dead', '--provider', 'billing', '--yes');
+  const human = await cliInProcess(env, 'inbox', 'purge', '--state', 'dead', '--provider', 'billing', '--yes');
   assert.is(human.code, 0, human.stderr);
   assert.match(human.stdout, /^Purged 3 dead deliveries \(from billing, received before \S+\)\.\n$/);
   assert.equal(await cliJson(env, 'inbox', 'purge', '--state', 'dead', '--yes'), { success: true, purged: 1 });
@@ -474,10 +560,13 @@ offline('inbox purge --yes deletes only the chosen state received before the dat
 });
 
 offline('every action is in the audit log as admin.*, without an account, from the CLI', async () => {
-  const [{ mark }] = await sql<{ mark: number }>('SELECT coalesce(max(id), 0)::int AS mark FROM audit_events');
+  const mark = await withSql(async (query) => {
+    const [{ mark }] = await query<{ mark: number }>('SELECT coalesce(max(id), 0)::int AS mark FROM audit_events');
+    await freshInbox(query);
+    await insertAccount('audited@example.com', query);
+    return mark;
+  });
   // One of each action: a role changed and changed back (and a promote that changes nothing), inbox reads, replays and a purge.
-  await freshInbox();
-  await insertAccount('audited@example.com');
   for (const args of [['promote', 'audited@example.com'], ['promote', 'audited@example.com'], ['demote', 'audited@example.com'], ['inbox', 'stats'], ['inbox', 'show', seededId('payment', 'dead', 2)], ['inbox', 'replay', seededId('billing', 'dead', 6)], ['inbox', 'replay', '--dead'], ['inbox', 'purge', '--state', 'processed', '--yes']]) {
     await cliJson(env, ...args);
   }
@@ -499,20 +588,23 @@ offline('every action is in the audit log as admin.*, without an account, from t
 });
 
 offline('audit export writes the activity log as NDJSON on stdout, oldest first, filtered, past one page; the export is recorded', async () => {
-  const accountId = await insertAccount('exported@example.com');
-  const otherId = await insertAccount('not.exported@example.com');
-  // 1,500 events a second apart in 2023 (more than a page of 1000), one of another account among them.
-  await sql(
-    `INSERT INTO audit_events (account_id, event, at, ip, user_agent, data)
-     SELECT $1::int, 'login.succeeded', '2023-01-01T00:00:00Z'::timestamptz + n * interval '1 second', '192.0.2.1', 'seed', jsonb_build_object('n', n)
-     FROM generate_series(0, 1499) AS n`,
-    [accountId],
-  );
-  await sql(`INSERT INTO audit_events (account_id, event, at, data) VALUES ($1, 'logout', '2023-01-01T00:10:00Z', '{"other": true}')`, [otherId]);
-  const [{ mark }] = await sql<{ mark: number }>('SELECT max(id)::int AS mark FROM audit_events');
+  const { accountId, otherId, mark } = await withSql(async (query) => {
+    const accountId = await insertAccount('exported@example.com', query);
+    const otherId = await insertAccount('not.exported@example.com', query);
+    // 1,500 events a second apart in 2023 (more than a page of 1000), one of another account among them.
+    await query(
+      `INSERT INTO audit_events (account_id, event, at, ip, user_agent, data)
+       SELECT $1::int, 'login.succeeded', '2023-01-01T00:00:00Z'::timestamptz + n * interval '1 second', '192.0.2.1', 'seed', jsonb_build_object('n', n)
+       FROM generate_series(0, 1499) AS n`,
+      [accountId],
+    );
+    await query(`INSERT INTO audit_events (account_id, event, at, data) VALUES ($1, 'logout', '2023-01-01T00:10:00Z', '{"other": true}')`, [otherId]);
+    const [{ mark }] = await query<{ mark: number }>('SELECT max(id)::int AS mark FROM audit_events');
+    return { accountId, otherId, mark };
+  });
   const since = '2023-01-01T00:01:40Z';
   const until = '2023-01-01T00:23:20Z';
-  const run = await cli(env, 'audit', 'export', '--account', String(accountId), '--since', since, '--until', until);
+  const run = await cliInProcess(env, 'audit', 'export', '--account', String(accountId), '--since', since, '--until', until);
   assert.is(run.code, 0, run.stderr);
   assert.ok(run.stdout.endsWith('\n'));
   const lines = run.stdout.slice(0, -1).split('\n').map((line) => JSON.parse(line));
@@ -530,7 +622,7 @@ offline('audit export writes the activity log as NDJSON on stdout, oldest first,
   assert.equal(recorded, [{ event: 'admin.audit_exported', account_id: null, user_agent: 'gatehouse-cli', data: { filter: { since, until, account_id: accountId } } }]);
 
   // Without a filter: every account's events, the other account's among them, and the record of the export before.
-  const everything = await cli(env, 'audit', 'export', '--json');
+  const everything = await cliInProcess(env, 'audit', 'export', '--json');
   assert.is(everything.code, 0, everything.stderr);
   const all = everything.stdout.trim().split('\n').map((line) => JSON.parse(line));
   assert.ok(all.some((line) => line.account_id === otherId && line.event === 'logout'));
@@ -539,32 +631,37 @@ offline('audit export writes the activity log as NDJSON on stdout, oldest first,
 });
 
 /** An account as the service would have made it: its key sealed under the suite's DATA_KEY (the CLI checks that at start). */
-async function insertAccount(email: string): Promise<number> {
-  const [account] = await sql<{ id: number }>(
-    `INSERT INTO accounts (email, password_hash, name, api_key_hash, api_key_sealed)
-     VALUES ($1, 'x', 'Signed Out', sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'x') RETURNING id`,
-    [email],
-  );
-  const sealed = createSecretBox([Buffer.from(env.DATA_KEY, 'hex')]).seal(randomBytes(32).toString('hex'), { column: 'accounts.api_key_sealed', row: account.id });
-  await sql('UPDATE accounts SET api_key_sealed = $1 WHERE id = $2', [sealed, account.id]);
-  return account.id;
+async function insertAccount(email: string, connection?: Query): Promise<number> {
+  return onConnection(connection, async (query) => {
+    const [account] = await query<{ id: number }>(
+      `INSERT INTO accounts (email, password_hash, name, api_key_hash, api_key_sealed)
+       VALUES ($1, 'x', 'Signed Out', sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'x') RETURNING id`,
+      [email],
+    );
+    const sealed = createSecretBox([Buffer.from(env.DATA_KEY, 'hex')]).seal(randomBytes(32).toString('hex'), { column: 'accounts.api_key_sealed', row: account.id });
+    await query('UPDATE accounts SET api_key_sealed = $1 WHERE id = $2', [sealed, account.id]);
+    return account.id;
+  });
 }
 
 offline('sessions revoke ends every live session and voids pending e-mail-change and reset links; both logs say so', async () => {
-  const id = await insertAccount('signed.out@example.com');
-  await sql(
-    `INSERT INTO sessions (id, account_id, created_at, auth_time, expires_at, revoked_at) VALUES
-       ($1, $5, now(), now(), now() + interval '1 day', NULL), ($2, $5, now(), now(), now() + interval '1 day', NULL),
-       ($3, $5, now() - interval '2 days', now() - interval '2 days', now() - interval '1 day', NULL), ($4, $5, now(), now(), now() + interval '1 day', now())`,
-    [randomUUID(), randomUUID(), randomUUID(), randomUUID(), id],
-  );
-  await sql(
-    `INSERT INTO email_tokens (account_id, purpose, token_hash, created_at, expires_at) VALUES
-       ($1, 'reset', sha256(convert_to('r', 'UTF8')), now(), now() + interval '1 hour'),
-       ($1, 'email_change', sha256(convert_to('c', 'UTF8')), now(), now() + interval '1 day'),
-       ($1, 'verify', sha256(convert_to('v', 'UTF8')), now(), now() + interval '1 day')`,
-    [id],
-  );
+  const id = await withSql(async (query) => {
+    const id = await insertAccount('signed.out@example.com', query);
+    await query(
+      `INSERT INTO sessions (id, account_id, created_at, auth_time, expires_at, revoked_at) VALUES
+         ($1, $5, now(), now(), now() + interval '1 day', NULL), ($2, $5, now(), now(), now() + interval '1 day', NULL),
+         ($3, $5, now() - interval '2 days', now() - interval '2 days', now() - interval '1 day', NULL), ($4, $5, now(), now(), now() + interval '1 day', now())`,
+      [randomUUID(), randomUUID(), randomUUID(), randomUUID(), id],
+    );
+    await query(
+      `INSERT INTO email_tokens (account_id, purpose, token_hash, created_at, expires_at) VALUES
+         ($1, 'reset', sha256(convert_to('r', 'UTF8')), now(), now() + interval '1 hour'),
+         ($1, 'email_change', sha256(convert_to('c', 'UTF8')), now(), now() + interval '1 day'),
+         ($1, 'verify', sha256(convert_to('v', 'UTF8')), now(), now() + interval '1 day')`,
+      [id],
+    );
+    return id;
+  });
   assert.equal(await cliJson(env, 'sessions', 'revoke', 'Signed.Out@Example.com'), { success: true, account: { id, email: 'signed.out@example.com' }, revoked: 2 });
   const [left] = await sql(
     `SELECT (SELECT count(*)::int FROM sessions WHERE account_id = $1 AND revoked_at IS NULL AND expires_at > now()) AS live,
@@ -573,7 +670,7 @@ offline('sessions revoke ends every live session and voids pending e-mail-change
   );
   assert.equal(left, { live: 0, unused: ['verify'] }, 'the takeover links are void; a verification link is not one');
 
-  const human = await cli(env, 'sessions', 'revoke', 'signed.out@example.com');
+  const human = await cliInProcess(env, 'sessions', 'revoke', 'signed.out@example.com');
   assert.is(human.code, 0, human.stderr);
   assert.match(human.stdout, /^signed\.out@example\.com \(account \d+\) is signed out everywhere: 0 sessions ended\.\n.*owner was mailed/);
   await refused(env, 3, ['sessions', 'revoke', 'nobody@example.com'], /^error: No account has that e-mail address\.\n$/);
@@ -592,13 +689,16 @@ offline('sessions revoke ends every live session and voids pending e-mail-change
 });
 
 offline('mfa reset removes the authenticator, passkeys and recovery codes of the account; both logs say so', async () => {
-  const id = await insertAccount('lost.phone@example.com');
-  await sql(`INSERT INTO mfa_totp (account_id, secret_sealed, enabled_at, created_at) VALUES ($1, 'sealed', now(), now())`, [id]);
-  await sql(
-    `INSERT INTO passkeys (id, account_id, credential_id, public_key, counter, user_handle, name, created_at) VALUES ($1, $2, 'cred-a', '\\x00', 0, 'h', 'Phone', now())`,
-    [randomUUID(), id],
-  );
-  await sql(`INSERT INTO mfa_recovery_codes (account_id, code_hash, created_at) SELECT $1, sha256(convert_to(g::text, 'UTF8')), now() FROM generate_series(1, 10) g`, [id]);
+  const id = await withSql(async (query) => {
+    const id = await insertAccount('lost.phone@example.com', query);
+    await query(`INSERT INTO mfa_totp (account_id, secret_sealed, enabled_at, created_at) VALUES ($1, 'sealed', now(), now())`, [id]);
+    await query(
+      `INSERT INTO passkeys (id, account_id, credential_id, public_key, counter, user_handle, name, created_at) VALUES ($1, $2, 'cred-a', '\\x00', 0, 'h', 'Phone', now())`,
+      [randomUUID(), id],
+    );
+    await query(`INSERT INTO mfa_recovery_codes (account_id, code_hash, created_at) SELECT $1, sha256(convert_to(g::text, 'UTF8')), now() FROM generate_series(1, 10) g`, [id]);
+    return id;
+  });
   assert.equal(await cliJson(env, 'mfa', 'reset', 'Lost.Phone@Example.com'), { success: true, account: { id, email: 'lost.phone@example.com' }, removed: { totp: true, passkeys: 1 } });
   const [left] = await sql(
     `SELECT (SELECT count(*)::int FROM mfa_totp WHERE account_id = $1) AS totp, (SELECT count(*)::int FROM passkeys WHERE account_id = $1) AS passkeys,
@@ -606,7 +706,7 @@ offline('mfa reset removes the authenticator, passkeys and recovery codes of the
     [id],
   );
   assert.equal(left, { totp: 0, passkeys: 0, codes: 0 });
-  const human = await cli(env, 'mfa', 'reset', 'lost.phone@example.com');
+  const human = await cliInProcess(env, 'mfa', 'reset', 'lost.phone@example.com');
   assert.is(human.code, 0, human.stderr);
   assert.match(human.stdout, /^lost\.phone@example\.com \(account \d+\) has no second factor now \(it had none\)\.\n.*owner was mailed/);
   await refused(env, 3, ['mfa', 'reset', 'nobody@example.com'], /^error: No account has that e-mail address\.\n$/);
@@ -620,8 +720,8 @@ offline('mfa reset removes the authenticator, passkeys and recovery codes of the
 });
 
 /** The row of an event endpoint, its secrets opened with the suite's DATA_KEY. */
-async function endpointRow(id: string) {
-  const [row] = await sql('SELECT * FROM event_endpoints WHERE id = $1', [id]);
+async function endpointRow(id: string, connection?: Query) {
+  const [row] = await onConnection(connection, (query) => query('SELECT * FROM event_endpoints WHERE id = $1', [id]));
   if (!row) return undefined;
   const box = createSecretBox([Buffer.from(env.DATA_KEY, 'hex')]);
   const { secret_sealed, previous_secret_sealed, ...rest } = row;
@@ -633,7 +733,7 @@ const SECRET = /^secret:\s+(whsec_[A-Za-z0-9+/=]+)$/m;
 offline('events endpoints add, list, update, rotate and remove change the endpoint as the API does; only add and rotate print a secret', async () => {
   const [{ mark }] = await sql<{ mark: number }>('SELECT coalesce(max(id), 0)::int AS mark FROM audit_events');
   const url = 'https://ops:hunter2@hooks.example.com/in?token=abc';
-  const added = await cli(env, 'events', 'endpoints', 'add', url, '--events', 'account.created, security.changed', '--description', 'profiles');
+  const added = await cliInProcess(env, 'events', 'endpoints', 'add', url, '--events', 'account.created, security.changed', '--description', 'profiles');
   assert.is(added.code, 0, added.stderr);
   const id = /^id:\s+(\S+)$/m.exec(added.stdout)![1];
   const secret = SECRET.exec(added.stdout)![1];
@@ -645,7 +745,7 @@ offline('events endpoints add, list, update, rotate and remove change the endpoi
   });
   assert.ok(Buffer.from(secret.slice(6), 'base64').length >= 24);
 
-  const listed = await cli(env, 'events', 'endpoints', 'list', '--json');
+  const listed = await cliInProcess(env, 'events', 'endpoints', 'list', '--json');
   assert.is(listed.code, 0, listed.stderr);
   const item = JSON.parse(listed.stdout).items.find((endpoint: any) => endpoint.id === id);
   assert.equal(item, { id, url, description: 'profiles', events: ['account.created', 'security.changed'], enabled: true, created_at: row!.created_at.toISOString() });
@@ -666,13 +766,14 @@ offline('events endpoints add, list, update, rotate and remove change the endpoi
   assert.equal([graced!.secret, graced!.previous], [rotated.secret, secret], 'the new secret signs, the old one beside it');
   const graceLeft = graced!.previous_secret_until.getTime() - Date.now();
   assert.ok(graceLeft > 3_500_000 && graceLeft <= 3_600_000, String(graceLeft));
-  const again = await cli(env, 'events', 'endpoints', 'rotate', id);
+  const again = await cliInProcess(env, 'events', 'endpoints', 'rotate', id);
   assert.is(again.code, 0, again.stderr);
   const third = SECRET.exec(again.stdout)![1];
   assert.match(again.stdout, /The old one no longer signs[\s\S]*shown this once/);
-  assert.equal([(await endpointRow(id))!.secret, (await endpointRow(id))!.previous], [third, null]);
+  const last = await endpointRow(id);
+  assert.equal([last!.secret, last!.previous], [third, null]);
 
-  const removed = await cli(env, 'events', 'endpoints', 'remove', id);
+  const removed = await cliInProcess(env, 'events', 'endpoints', 'remove', id);
   assert.is(removed.code, 0, removed.stderr);
   assert.match(removed.stdout, new RegExp(`^Endpoint ${id} is removed`));
   assert.is(await endpointRow(id), undefined);
@@ -694,10 +795,12 @@ offline('events endpoints add, list, update, rotate and remove change the endpoi
 
 offline('events commands refuse bad values with exit 2 naming the option, and change nothing', async () => {
   const id = (await cliJson(env, 'events', 'endpoints', 'add', 'https://hooks.example.com/bad-values')).endpoint.id;
-  const before = await endpointRow(id);
-  const countEndpoints = async () => (await sql('SELECT count(*)::int AS n FROM event_endpoints'))[0].n;
-  const endpointsBefore = await countEndpoints();
-  const [{ mark }] = await sql<{ mark: number }>('SELECT max(id)::int AS mark FROM audit_events');
+  const countEndpoints = async (query: Query) => (await query('SELECT count(*)::int AS n FROM event_endpoints'))[0].n;
+  const { before, endpointsBefore, mark } = await withSql(async (query) => ({
+    before: await endpointRow(id, query),
+    endpointsBefore: await countEndpoints(query),
+    mark: (await query<{ mark: number }>('SELECT max(id)::int AS mark FROM audit_events'))[0].mark,
+  }));
   const cases: Array<[string[], RegExp]> = [
     [['events', 'endpoints', 'add', 'hooks.example.com/no-scheme'], /<url>: must be an http or https URL/],
     [['events', 'endpoints', 'add', 'ftp://hooks.example.com/'], /<url>: must be an http or https URL/],
@@ -727,21 +830,23 @@ offline('events commands refuse bad values with exit 2 naming the option, and ch
     [['events', 'deliveries', 'retry', '--dead', '--endpoint', 'nope'], /--endpoint: must be an endpoint id/],
     [['events', 'deliveries', 'retry', '--dead', '--endpoint', id, '--since', 'yesterday'], /--since: /],
   ];
-  const runs = await Promise.all(cases.map(([args]) => cli(env, ...args, '--json')));
+  const runs = await Promise.all(cases.map(([args]) => cliInProcess(env, ...args, '--json')));
   runs.forEach((run, i) => {
     assert.is(run.code, 2, `${cases[i][0].join(' ')}: ${run.stderr}`);
     assert.is(run.stdout, '');
     assert.match(run.stderr, cases[i][1]);
   });
-  assert.equal(await endpointRow(id), before, 'the endpoint is as it was');
-  assert.is(await countEndpoints(), endpointsBefore, 'no endpoint was added');
-  assert.equal(await sql('SELECT event FROM audit_events WHERE id > $1', [mark]), [], 'and nothing was recorded');
+  await withSql(async (query) => {
+    assert.equal(await endpointRow(id, query), before, 'the endpoint is as it was');
+    assert.is(await countEndpoints(query), endpointsBefore, 'no endpoint was added');
+    assert.equal(await query('SELECT event FROM audit_events WHERE id > $1', [mark]), [], 'and nothing was recorded');
+  });
   assert.equal(await cliJson(env, 'events', 'endpoints', 'remove', id), { success: true });
 });
 
 offline('--json keeps stdout to one JSON document: the service log lines go to stderr', async () => {
   // RATE_LIMITS=off makes the services log a warning as they start.
-  const run = await cli({ ...env, RATE_LIMITS: 'off' }, 'inbox', 'stats', '--json');
+  const run = await cliProcess({ ...env, RATE_LIMITS: 'off' }, 'inbox', 'stats', '--json');
   assert.is(run.code, 0, run.stderr);
   assert.is(JSON.parse(run.stdout).success, true);
   const logged = run.stderr.trim().split('\n').map((line) => JSON.parse(line));
@@ -750,8 +855,12 @@ offline('--json keeps stdout to one JSON document: the service log lines go to s
 
 offline('a database that cannot be reached exits 1 with one line naming DATABASE_URL and no stack trace', async () => {
   const unreachable = { ...env, DATABASE_URL: 'postgres://postgres:hunter2@127.0.0.1:1/gatehouse' };
-  for (const args of [['inbox', 'stats', '--json'], ['migrate', 'status'], ['promote', 'ops@example.com']]) {
-    const run = await cli(unreachable, ...args);
+  const commands = [['inbox', 'stats', '--json'], ['migrate', 'status'], ['promote', 'ops@example.com']];
+  const runs: Array<[string[], CliRun]> = [];
+  for (const args of commands) runs.push([args, await cliInProcess(unreachable, ...args)]);
+  // The first as a process too: what an operator's terminal shows.
+  runs.push([commands[0], await cliProcess(unreachable, ...commands[0])]);
+  for (const [args, run] of runs) {
     assert.is(run.code, 1, `${args.join(' ')}: ${run.stderr}`);
     assert.is(run.stdout, '');
     const lines = run.stderr.trim().split('\n');
@@ -763,7 +872,7 @@ offline('a database that cannot be reached exits 1 with one line naming DATABASE
 });
 
 offline('a bad setting exits 1 with one line naming the variable', async () => {
-  const run = await cli({ ...env, DATABASE_URL: 'mysql://nope' }, 'inbox', 'stats');
+  const run = await cliInProcess({ ...env, DATABASE_URL: 'mysql://nope' }, 'inbox', 'stats');
   assert.is(run.code, 1);
   assert.is(run.stdout, '');
   assert.match(run.stderr, /^error: invalid configuration: DATABASE_URL: must be a URL \(postgres: or postgresql:\)\n$/);
@@ -864,7 +973,7 @@ if (process.env.DATABASE_URL) {
         last_status: 200, last_error: null, next_attempt_at: null, created_at: undefined, body: request.body, attempts_log: undefined,
       });
       assert.equal(shown.delivery.attempts_log.map((attempt: any) => [attempt.status, attempt.error]), [[200, null]]);
-      const human = await cli(cliEnv, 'events', 'deliveries', 'show', tested.delivery_id);
+      const human = await cliInProcess(cliEnv, 'events', 'deliveries', 'show', tested.delivery_id);
       assert.is(human.code, 0, human.stderr);
       assert.match(human.stdout, new RegExp(`^id:\\s+${tested.delivery_id}\\nendpoint:\\s+${endpointId}\\nevent id:\\s+${pingId}\\ntype:\\s+ping\\nstate:\\s+delivered\\n`));
       assert.match(human.stdout, /\nattempts log:\n\s+at\s+status\s+ms\s+error\n\s+\S+\s+200\s+\d+\s+-\n/);
@@ -874,7 +983,7 @@ if (process.env.DATABASE_URL) {
       assert.equal(listed.items.map((item: any) => item.id), [tested.delivery_id]);
       assert.equal((await cliJson(cliEnv, 'events', 'deliveries', 'list', '--endpoint', endpointId, '--state', 'delivered', '--type', 'ping', '--limit', '1')).items.length, 1);
       assert.equal((await cliJson(cliEnv, 'events', 'deliveries', 'list', '--endpoint', endpointId, '--state', 'dead')).items, []);
-      const table = await cli(cliEnv, 'events', 'deliveries', 'list', '--endpoint', endpointId);
+      const table = await cliInProcess(cliEnv, 'events', 'deliveries', 'list', '--endpoint', endpointId);
       assert.match(table.stdout, new RegExp(`${tested.delivery_id}\\s+${endpointId}\\s+ping\\s+delivered\\s+1\\s+200\\s+-\\n`));
 
       assert.equal(await cliJson(cliEnv, 'events', 'deliveries', 'retry', tested.delivery_id), { success: true });
@@ -893,7 +1002,7 @@ if (process.env.DATABASE_URL) {
       await cliJson(cliEnv, 'events', 'endpoints', 'update', endpointId, '--enable');
       const later = new Date(Date.now() + 3_600_000).toISOString();
       assert.equal(await cliJson(cliEnv, 'events', 'deliveries', 'retry', '--dead', '--endpoint', endpointId, '--since', later), { success: true, retried: 0 });
-      const bulk = await cli(cliEnv, 'events', 'deliveries', 'retry', '--dead', '--endpoint', endpointId);
+      const bulk = await cliInProcess(cliEnv, 'events', 'deliveries', 'retry', '--dead', '--endpoint', endpointId);
       assert.is(bulk.code, 0, bulk.stderr);
       assert.match(bulk.stdout, new RegExp(`^Queued 1 dead and skipped deliveries of endpoint ${endpointId} again`));
       catchUp();

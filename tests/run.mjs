@@ -70,7 +70,7 @@ async function prepareBuild() {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-const FILE_TIMEOUT_MS = 600_000; // generous: the CLI suite spawns some forty processes
+const FILE_TIMEOUT_MS = 600_000; // generous: on the embedded database a file may take minutes
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? 3);
 
 function resultOf(file, code, text, started) {

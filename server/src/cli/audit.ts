@@ -1,13 +1,15 @@
 import type { Command } from 'commander';
 import { auditFilterInput } from '../admin/admin.schemas.ts';
 import { TIME_HELP } from './inbox-options.ts';
+import { cliIo } from './io.ts';
 import { CLI_ACTOR, withServices } from './session.ts';
 
 type ExportOptions = { since?: string; until?: string; account?: string };
 
 /** Waits for stdout to take more when a slow reader (`| gzip > file`) has it full. */
 async function writeOut(text: string): Promise<void> {
-  if (!process.stdout.write(text)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+  const { stdout } = cliIo();
+  if (stdout.write(text) === false && stdout.once) await new Promise<void>((resolve) => stdout.once!('drain', resolve));
 }
 
 /**

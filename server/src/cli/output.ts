@@ -1,6 +1,7 @@
 import { ZodError } from 'zod';
 import { ConfigError } from '../config.ts';
 import { zodIssues } from '../errors/errors.ts';
+import { cliIo } from './io.ts';
 
 /** What the process exits with; scripts branch on these, so they never change meaning. */
 export const EXIT = { ok: 0, failure: 1, usage: 2, notFound: 3 } as const;
@@ -24,11 +25,11 @@ export class UsageError extends Error {
 
 /** One document, so `… --json | jq` always has exactly one thing to read. */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  cliIo().stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 export function printLine(text = ''): void {
-  process.stdout.write(`${text}\n`);
+  cliIo().stdout.write(`${text}\n`);
 }
 
 /** Columns padded to their widest cell; the last column is not padded, so lines end clean. */
@@ -61,7 +62,7 @@ function describeIssues(issues: Array<{ path: string; message: string }>): strin
  * agree on what a bad value or a missing delivery is. Never a stack trace: the operator
  * needs to know what to fix, not where in the code it was found.
  */
-export async function describeFailure(error: unknown, env: NodeJS.ProcessEnv = process.env): Promise<{ exitCode: number; message: string }> {
+export async function describeFailure(error: unknown, env: NodeJS.ProcessEnv = cliIo().env): Promise<{ exitCode: number; message: string }> {
   if (error instanceof UsageError) return { exitCode: EXIT.usage, message: error.message };
   if (error instanceof ConfigError) return { exitCode: EXIT.failure, message: `invalid configuration: ${error.problems.join('; ')}` };
   // A value refused by a command's schema, before anything loaded: told as the API tells it, without loading the service.
@@ -81,6 +82,6 @@ export async function describeFailure(error: unknown, env: NodeJS.ProcessEnv = p
 
 export async function reportFailure(error: unknown): Promise<number> {
   const { exitCode, message } = await describeFailure(error);
-  process.stderr.write(`error: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+  cliIo().stderr.write(`error: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
   return exitCode;
 }

@@ -1,4 +1,5 @@
 import cliProgress from 'cli-progress';
+import { cliIo } from './io.ts';
 
 export type OnProgress = (done: number) => void;
 
@@ -9,7 +10,8 @@ export type OnProgress = (done: number) => void;
  */
 export async function withProgressBar<T>(label: string, estimate: () => Promise<number>, work: (onProgress: OnProgress) => Promise<T>): Promise<T> {
   const bar = new cliProgress.SingleBar(
-    { stream: process.stderr, format: `${label} [{bar}] {value}/{total}`, hideCursor: true, clearOnComplete: false },
+    // Drawn only on a terminal (wantsProgressBar): the process's stderr, or one like it.
+    { stream: cliIo().stderr as NodeJS.WritableStream, format: `${label} [{bar}] {value}/{total}`, hideCursor: true, clearOnComplete: false },
     cliProgress.Presets.shades_classic,
   );
   let done = 0;
@@ -30,5 +32,5 @@ export async function withProgressBar<T>(label: string, estimate: () => Promise<
 
 /** Only where a person sees it: never into a pipe or a log file, never around JSON output. */
 export function wantsProgressBar(options: { json?: boolean }): boolean {
-  return Boolean(process.stderr.isTTY) && !options.json;
+  return Boolean(cliIo().stderr.isTTY) && !options.json;
 }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { setExitCode } from './io.ts';
 import { EXIT, JSON_OPTION_HELP, printJson, printLine } from './output.ts';
 import { wantsProgressBar, withProgressBar } from './progress.ts';
 import { CLI_ACTOR, withServices } from './session.ts';
@@ -11,7 +12,7 @@ async function reencrypt(options: { json?: boolean }): Promise<void> {
       : admin.reencryptSecrets(deps, CLI_ACTOR),
   );
   // Some values no listed key opens: a script must not go on to drop the old key.
-  if (!report.success) process.exitCode = EXIT.failure;
+  if (!report.success) setExitCode(EXIT.failure);
   if (options.json) return printJson(report);
   printLine(`Re-encrypted ${report.reencrypted} stored secrets under the first DATA_KEY.`);
   if (report.unreadable) {

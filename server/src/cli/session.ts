@@ -1,4 +1,5 @@
 import { loadConfig } from '../config.ts';
+import { cliIo } from './io.ts';
 import type { Actor, Config, Db, Deps, Logger } from '../index.ts';
 
 // The server's face (../index.ts), and with it the services and the database stack
@@ -18,7 +19,10 @@ export const CLI_ACTOR: Actor = { accountId: null, request: { ip: '', requestId:
  */
 async function cliLogger(config: Config, env: NodeJS.ProcessEnv): Promise<Logger> {
   const [{ default: pino }, { createLogger }] = await Promise.all([import('pino'), import('../index.ts')]);
-  return createLogger(env.LOG_LEVEL ? config.logLevel : 'warn', pino.destination(2));
+  const { stderr } = cliIo();
+  // The process's stderr straight to its file descriptor, as the service logs; another (a command run in process) as lines written to it.
+  const destination = stderr === process.stderr ? pino.destination(2) : { write: (line: string) => void stderr.write(line) };
+  return createLogger(env.LOG_LEVEL ? config.logLevel : 'warn', destination);
 }
 
 /**
@@ -26,7 +30,7 @@ async function cliLogger(config: Config, env: NodeJS.ProcessEnv): Promise<Logger
  * migrations applied), but without supervising the queue or listening for cache notices:
  * the CLI only enqueues, and it works whether or not the gateway runs. Closed whatever happens.
  */
-export async function withServices<T>(work: (admin: AdminService, deps: Deps) => Promise<T>, env: NodeJS.ProcessEnv = process.env): Promise<T> {
+export async function withServices<T>(work: (admin: AdminService, deps: Deps) => Promise<T>, env: NodeJS.ProcessEnv = cliIo().env): Promise<T> {
   const config = loadConfig(env);
   const [{ createDeps, adminService }, logger] = await Promise.all([import('../index.ts'), cliLogger(config, env)]);
   const deps = await createDeps(config, { superviseQueue: false, authCache: false, logger });
@@ -38,7 +42,7 @@ export async function withServices<T>(work: (admin: AdminService, deps: Deps) =>
 }
 
 /** The database alone, for commands that must not change it as createDeps does (it migrates). */
-export async function withDatabase<T>(work: (db: Db) => Promise<T>, env: NodeJS.ProcessEnv = process.env): Promise<T> {
+export async function withDatabase<T>(work: (db: Db) => Promise<T>, env: NodeJS.ProcessEnv = cliIo().env): Promise<T> {
   const config = loadConfig(env);
   const [{ createDatabase }, logger] = await Promise.all([import('../index.ts'), cliLogger(config, env)]);
   const db = await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
