@@ -359,8 +359,8 @@ offline('bad values exit 2 naming the option, before the database is touched', a
   // A database that cannot be reached: the values are refused before any connection is tried.
   const unreachable = { ...env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/gatehouse' };
   // Each in process, and some as processes too, which never load the service: a value refused
-  // by a schema, a bad address, a missing choice. (Their wording may differ: a process has not
-  // loaded the server's zod messages, which this one has, when a schema refuses a value.)
+  // by a schema, a bad address, a missing choice. Both say it in the same words (the rules'
+  // wording comes with the schemas, not with the server).
   const asProcesses = [0, 8, 11];
   const runs = await Promise.all([
     ...cases.map(([args], i) => cliInProcess(unreachable, ...args, '--json').then((run) => [i, run] as const)),
@@ -371,6 +371,11 @@ offline('bad values exit 2 naming the option, before the database is touched', a
     assert.is(run.stdout, '');
     assert.match(run.stderr, cases[i][1]);
   }
+  for (const i of asProcesses) {
+    const [inProcess, asProcess] = runs.filter(([index]) => index === i).map(([, run]) => run.stderr);
+    assert.is(asProcess, inProcess, cases[i][0].join(' '));
+  }
+  assert.match(runs[0][1].stderr, /--since: must be an ISO-8601 date and time/);
 });
 
 offline('promote makes an account admin, promoting again changes nothing, demote makes it a user again', async () => {

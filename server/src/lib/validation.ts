@@ -64,7 +64,9 @@ function sizeWords(issue: RawIssue & { origin?: string }, bound: 'at least' | 'a
  * What a rule says when its schema gives no words of its own, as the end of a sentence that
  * starts with the field's name: `password` + "is required". zod's own ("Invalid input:
  * expected string, received undefined") speaks to a programmer, not to the person who typed
- * the value. Installed once with `z.config` (trpc.ts); a schema's own message wins over it.
+ * the value. Installed below, when this file loads: every schema of ours is built from it, so
+ * whatever parses (a procedure, the CLI before it loads the server, a page) speaks the same
+ * words. A schema's own message wins over it.
  */
 export function ruleWords(issue: RawIssue): string | undefined {
   switch (issue.code) {
@@ -88,6 +90,8 @@ export function ruleWords(issue: RawIssue): string | undefined {
       return undefined;
   }
 }
+
+z.config({ customError: ruleWords });
 
 /** What an unknown field is told; error-response.ts names each such field on its own. */
 export const UNKNOWN_FIELD = 'is not a field of this request';

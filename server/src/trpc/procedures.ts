@@ -5,14 +5,10 @@ import type { Context } from './context.ts';
 import { toErrorResponse } from '../errors/response.ts';
 import { AppError, ERRORS } from '../errors/errors.ts';
 import { controlCharacterPaths } from '../lib/text.ts';
-import { ruleWords } from '../lib/validation.ts';
 import { passwordHashOf } from '../modules/accounts/index.ts';
 import { hasSecondFactor } from '../modules/mfa/index.ts';
 import { authenticate, type AuthContext } from '../modules/sessions/index.ts';
 import { attachAccount, contextUnchanged } from './internals.ts';
-
-// Every procedure input is parsed by a procedure made here: its rules speak to people.
-z.config({ customError: ruleWords });
 
 /**
  * trpc-to-openapi's meta, plus the success status of a REST route that answers other than
