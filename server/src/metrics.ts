@@ -100,16 +100,15 @@ export function createMetrics(options: { clock: Clock; logger: Logger }): Metric
     labelNames: ['type', 'outcome'] as const,
     registers,
   });
-  let oldestPendingEvent: (() => Promise<Date | null>) | undefined;
+  // The oldest pending delivery, kept like the inbox's counts: a scrape does not reach the
+  // database more often than every INBOX_CACHE_MS; the age follows the clock at each scrape.
+  const oldestPendingEvent = cachedReading<Date | null>(options, 'the oldest pending event');
   new Gauge({
     name: 'event_oldest_pending_seconds',
     help: 'Age of the oldest event delivery not yet delivered, dead or skipped; 0 when none waits.',
     registers,
     async collect() {
-      const oldest = await oldestPendingEvent?.().catch((error: unknown) => {
-        options.logger.warn({ err: error }, 'metrics: the oldest pending event could not be read');
-        return undefined;
-      });
+      const oldest = await oldestPendingEvent.read();
       if (oldest === undefined) return this.reset();
       this.set(oldest ? Math.max(0, (options.clock.now().getTime() - oldest.getTime()) / 1000) : 0);
     },
@@ -129,40 +128,51 @@ export function createMetrics(options: { clock: Clock; logger: Logger }): Metric
     countRateLimitRefusal: (rule) => rateLimitRefusals.inc({ rule }),
     readInboxFrom: inbox.readFrom,
     countEventDelivery: (type, outcome) => eventDeliveries.inc({ type, outcome }),
-    readEventsFrom: (source) => (oldestPendingEvent = source),
+    readEventsFrom: oldestPendingEvent.readFrom,
   };
 }
 
 type InboxSnapshot = { rows: InboxCount[]; providers: readonly string[] };
 
 /**
+ * A reading of the database that gauges take on scrape: kept for INBOX_CACHE_MS on the service
+ * clock, and shared by the concurrent collects of one scrape (one pending read). A failed read
+ * is logged and gives undefined to that scrape, which then leaves its gauges empty rather than
+ * failing the whole scrape (the request and process metrics matter most during an outage);
+ * it is not kept.
+ */
+function cachedReading<T>(options: { clock: Clock; logger: Logger }, what: string) {
+  const { clock, logger } = options;
+  let source: (() => Promise<T>) | undefined;
+  let cached: { at: number; value: Promise<T | undefined> } | undefined;
+  return {
+    readFrom(next: () => Promise<T>) {
+      source = next;
+      cached = undefined;
+    },
+    read(): Promise<T | undefined> {
+      const now = clock.now().getTime();
+      if (cached && now - cached.at < INBOX_CACHE_MS && now >= cached.at) return cached.value;
+      if (!source) return Promise.resolve(undefined);
+      const value: Promise<T | undefined> = source().catch((error: unknown) => {
+        logger.warn({ err: error }, `metrics: ${what} could not be read`);
+        if (cached?.value === value) cached = undefined;
+        return undefined;
+      });
+      cached = { at: now, value };
+      return value;
+    },
+  };
+}
+
+/**
  * `inbox_deliveries{provider,state}` and `inbox_oldest_pending_seconds{provider}`, filled on
- * scrape from one query whose answer both share and keep for INBOX_CACHE_MS on the service
- * clock. A failed read leaves both empty for that scrape (and is logged) rather than
- * failing the whole scrape: the request and process metrics matter most during an outage.
+ * scrape from one query whose answer both share (cachedReading).
  */
 function registerInboxGauges(registry: Registry, options: { clock: Clock; logger: Logger }) {
-  const { clock, logger } = options;
-  let source: InboxSource | undefined;
-  let cached: { at: number; snapshot: Promise<InboxSnapshot | undefined> } | undefined;
-
-  /** Concurrent collects (the two gauges of one scrape) share one pending read. */
-  function snapshot(): Promise<InboxSnapshot | undefined> {
-    const now = clock.now().getTime();
-    if (cached && now - cached.at < INBOX_CACHE_MS && now >= cached.at) return cached.snapshot;
-    const current = source;
-    if (!current) return Promise.resolve(undefined);
-    const read = current.read().then(
-      (rows) => ({ rows, providers: current.providers }),
-      (error: unknown) => {
-        logger.warn({ err: error }, 'metrics: the inbox counts could not be read');
-        if (cached?.snapshot === read) cached = undefined;
-        return undefined;
-      },
-    );
-    cached = { at: now, snapshot: read };
-    return read;
-  }
+  const { clock } = options;
+  const reading = cachedReading<InboxSnapshot>(options, 'the inbox counts');
+  const snapshot = reading.read;
 
   new Gauge({
     name: 'inbox_deliveries',
@@ -196,8 +206,7 @@ function registerInboxGauges(registry: Registry, options: { clock: Clock; logger
 
   return {
     readFrom(next: InboxSource) {
-      source = next;
-      cached = undefined;
+      reading.readFrom(async () => ({ rows: await next.read(), providers: next.providers }));
     },
   };
 }
