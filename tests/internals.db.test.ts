@@ -5,6 +5,7 @@ import {
   acceptsRequestBody,
   coerceSchema,
   createProcedureCache,
+  forEachOpenApiProcedure,
   getBody,
   getContentType,
   getInputOutputParsers,
@@ -150,6 +151,18 @@ test('trpc-to-openapi 3: coerceSchema makes a query-string input read its number
   assert.ok(zodSupportsCoerce, 'without coercion every numeric query parameter of the REST routes is refused');
   coerceSchema(schema as never);
   assert.equal(schema.parse({ limit: '60', verbose: 'true', name: '7' }), { limit: 60, verbose: true, name: '7' });
+});
+
+test("trpc-to-openapi 3: forEachOpenApiProcedure walks a router's REST procedures by their tRPC path, with their openapi meta", () => {
+  // openapi-handler.ts reads each route's pattern (`/things/{id}`) this way, for the metrics' route label.
+  const t = initTRPC.context<Context>().meta<OpenApiMeta>().create();
+  const router = t.router({
+    things: t.router({ show: t.procedure.meta({ openapi: { method: 'GET', path: '/things/{id}/' } }).input(z.object({ id: z.string() })).query(() => 'x') }),
+    hidden: t.procedure.input(z.void()).query(() => 'y'),
+  });
+  const seen: Array<[string, string]> = [];
+  forEachOpenApiProcedure((router as unknown as OpenApiRouter)._def.procedures, ({ path, meta }) => seen.push([path, normalizePath(meta.openapi!.path)]));
+  assert.equal(seen, [['things.show', '/things/{id}']]);
 });
 
 test('tRPC 11: a procedure found by the route table runs when called with { path, getRawInput, ctx, type }, as createCaller calls it', async () => {
