@@ -25,3 +25,13 @@ export async function createBenchDatabase(serverUrl: string): Promise<BenchDatab
     drop: () => onServer(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }
+
+/** Runs `use` with a fresh database on the bench's server (DATABASE_URL, else the default), dropped afterwards. */
+export async function withBenchDatabase<T>(use: (url: string) => Promise<T>): Promise<T> {
+  const database = await createBenchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
+  try {
+    return await use(database.url);
+  } finally {
+    await database.drop();
+  }
+}

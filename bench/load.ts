@@ -25,6 +25,9 @@ function cannon(options: LoadOptions, duration: number) {
   });
 }
 
+/** Requests that did not get a 2xx: errors, timeouts and other statuses. */
+export const failuresOf = (result: autocannon.Result) => result.errors + result.timeouts + result.non2xx;
+
 /**
  * Warm-up (JIT, prepared statements, pool connections), then the measured run. Any error or
  * non-2xx answer fails the scenario: a fast 401 is not a fast /me.
@@ -32,7 +35,7 @@ function cannon(options: LoadOptions, duration: number) {
 export async function runLoad(options: LoadOptions): Promise<Measurement> {
   if (options.warmupSeconds > 0) await cannon(options, options.warmupSeconds);
   const result = await cannon(options, options.durationSeconds);
-  const failures = result.errors + result.timeouts + result.non2xx;
+  const failures = failuresOf(result);
   if (failures > 0) {
     throw new Error(`${options.method ?? 'GET'} ${options.url}: ${failures} of ${result.requests.total} requests failed (${JSON.stringify(result.statusCodeStats)})`);
   }

@@ -8,13 +8,13 @@
  */
 import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { buildForBench } from './build.ts';
-import { createBenchDatabase, DEFAULT_DATABASE_URL } from './database.ts';
+import { withBenchBuild } from './build.ts';
+import { withBenchDatabase } from './database.ts';
 import { formatReport, missedTargets, writeIntoReadme, type RunFacts } from './report.ts';
 import { ONLY, runScenarios, selectedScenarios, TIMING } from './runner.ts';
 import { closeEventsReceiver } from './events-out.ts';
 import { CONNECTIONS } from './scenarios.ts';
-import { startServiceProcess } from './service-process.ts';
+import { withBenchService } from './service-process.ts';
 import { measureStartup } from './startup.ts';
 
 const README = fileURLToPath(new URL('../README.md', import.meta.url));
@@ -30,44 +30,25 @@ function runFacts(): RunFacts {
   };
 }
 
-/** Start-up is measured on a database of its own: the service it starts sets up its secrets there. */
-async function startupDatabase<T>(use: (url: string) => Promise<T>): Promise<T> {
-  const database = await createBenchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
-  try {
-    return await use(database.url);
-  } finally {
-    await database.drop();
-  }
-}
-
 async function main(): Promise<void> {
-  const build = buildForBench();
-  const database = await createBenchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
-  try {
-    const service = await startServiceProcess(database.url, build.dir);
-    let report: string;
-    let missed: string[];
-    try {
-      const run = await runScenarios(service);
-      report = formatReport(selectedScenarios(), run, runFacts());
-      console.log(report);
-      missed = missedTargets(selectedScenarios(), run);
-    } finally {
-      await closeEventsReceiver();
-      await service.stop();
-    }
-    if (ONLY) {
-      console.log(missed.length ? `\nmissed targets:\n  ${missed.join('\n  ')}` : '\nall targets met');
-      return;
-    }
-    const startup = await startupDatabase((url) => measureStartup(url, build.dir));
+  await withBenchBuild(async (buildDir) => {
+    const { report, missed } = await withBenchService(buildDir, async (service) => {
+      try {
+        const run = await runScenarios(service);
+        return { report: formatReport(selectedScenarios(), run, runFacts()), missed: missedTargets(selectedScenarios(), run) };
+      } finally {
+        await closeEventsReceiver();
+      }
+    });
+    console.log(report);
+    const verdict = missed.length ? `\nmissed targets:\n  ${missed.join('\n  ')}` : '\nall targets met';
+    if (ONLY) return console.log(verdict);
+    // On a database of its own: the service it starts sets up its secrets there.
+    const startup = await withBenchDatabase((url) => measureStartup(url, buildDir));
     console.log(`\n${startup.join('\n')}`);
     writeIntoReadme(README, `${report}\n\n${startup.join('\n')}`);
-    console.log(missed.length ? `\nmissed targets:\n  ${missed.join('\n  ')}` : '\nall targets met');
-  } finally {
-    await database.drop();
-    build.remove();
-  }
+    console.log(verdict);
+  });
 }
 
 main().catch((error) => {

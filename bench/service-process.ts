@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withBenchDatabase } from './database.ts';
 import type { Command, Reply, ServiceInfo } from './protocol.ts';
 
 export type ServiceProcess = {
@@ -79,4 +80,16 @@ export async function startServiceProcess(databaseUrl: string, buildDir: string)
     child.kill('SIGKILL');
     throw error;
   }
+}
+
+/** Runs `use` with the bench's service (the build in `buildDir`) on a database of its own; stops it and drops the database afterwards. */
+export function withBenchService<T>(buildDir: string, use: (service: ServiceProcess) => Promise<T>): Promise<T> {
+  return withBenchDatabase(async (url) => {
+    const service = await startServiceProcess(url, buildDir);
+    try {
+      return await use(service);
+    } finally {
+      await service.stop();
+    }
+  });
 }

@@ -7,10 +7,10 @@
  * warm-up minute grows less than 10%, no request failed, and nothing is left undelivered.
  */
 import autocannon from 'autocannon';
-import { buildForBench } from './build.ts';
-import { createBenchDatabase, DEFAULT_DATABASE_URL } from './database.ts';
-import { startServiceProcess, type ServiceProcess } from './service-process.ts';
-import { signedDeliveries } from './webhook-ingest.ts';
+import { withBenchBuild } from './build.ts';
+import { withBenchService, type ServiceProcess } from './service-process.ts';
+import { failuresOf } from './load.ts';
+import { inboxCount, signedDeliveries, untilInboxDrained } from './webhook-ingest.ts';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 30);
 const CONNECTIONS = 20;
@@ -40,23 +40,8 @@ const STREAMS: Stream[] = [
   },
 ];
 
-const failures = (result: autocannon.Result) => result.errors + result.timeouts + result.non2xx;
-
 function run(options: autocannon.Options, seconds: number, overallRate?: number): Promise<autocannon.Result> {
   return autocannon({ connections: CONNECTIONS, duration: seconds, ...(overallRate ? { overallRate } : {}), ...options });
-}
-
-async function inboxWaiting(service: ServiceProcess): Promise<number> {
-  return (await service.command<{ waiting: number }>('inbox-count', { siteKey: service.info.site.siteKey })).waiting;
-}
-
-async function drained(service: ServiceProcess): Promise<boolean> {
-  const deadline = Date.now() + DRAIN_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if ((await inboxWaiting(service)) === 0) return true;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
-  return false;
 }
 
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
@@ -66,9 +51,9 @@ async function soak(service: ServiceProcess): Promise<boolean> {
   const rates = new Map<string, number>();
   for (const stream of STREAMS) {
     const alone = await run(stream.options(service), 5);
-    if (failures(alone)) throw new Error(`${stream.name}: ${failures(alone)} requests failed while measuring capacity`);
+    if (failuresOf(alone)) throw new Error(`${stream.name}: ${failuresOf(alone)} requests failed while measuring capacity`);
     rates.set(stream.name, Math.max(1, Math.floor((alone.requests.total / alone.duration) * SHARE)));
-    if (!(await drained(service))) throw new Error('the inbox did not drain after measuring capacity');
+    await untilInboxDrained(service, DRAIN_TIMEOUT_MS);
   }
   console.log(`soak: ${MINUTES} min at half of capacity: ${STREAMS.map((s) => `${s.name} ${rates.get(s.name)}/s`).join(', ')}, a replay a minute\n`);
   console.log('| minute | RSS MB | heap MB | /me p99 ms | webhook p99 ms | login p99 ms | requests | errors |');
@@ -84,13 +69,16 @@ async function soak(service: ServiceProcess): Promise<boolean> {
     const loads = results.slice(0, STREAMS.length) as autocannon.Result[];
     const memory = await service.command<NodeJS.MemoryUsage>('memory');
     rss.push(memory.rss);
-    const minuteErrors = loads.reduce((sum, result) => sum + failures(result), 0);
+    const minuteErrors = loads.reduce((sum, result) => sum + failuresOf(result), 0);
     errors += minuteErrors;
     const requests = loads.reduce((sum, result) => sum + result.requests.total, 0);
     console.log(`| ${minute} | ${mb(memory.rss)} | ${mb(memory.heapUsed)} | ${loads.map((result) => result.latency.p99).join(' | ')} | ${requests.toLocaleString('en-US')} | ${minuteErrors} |`);
   }
 
-  const left = (await drained(service)) ? 0 : await inboxWaiting(service);
+  const left = await untilInboxDrained(service, DRAIN_TIMEOUT_MS).then(
+    () => 0,
+    async () => (await inboxCount(service)).waiting,
+  );
   // The first minute warms up (JIT, pools, caches); growth is measured from its end.
   const growth = rss.length > 1 ? rss[rss.length - 1] / rss[0] - 1 : 0;
   const checks = [
@@ -104,19 +92,7 @@ async function soak(service: ServiceProcess): Promise<boolean> {
 }
 
 async function main(): Promise<void> {
-  const build = buildForBench();
-  const database = await createBenchDatabase(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
-  try {
-    const service = await startServiceProcess(database.url, build.dir);
-    try {
-      if (!(await soak(service))) process.exitCode = 1;
-    } finally {
-      await service.stop();
-    }
-  } finally {
-    await database.drop();
-    build.remove();
-  }
+  if (!(await withBenchBuild((buildDir) => withBenchService(buildDir, soak)))) process.exitCode = 1;
 }
 
 main().catch((error) => {

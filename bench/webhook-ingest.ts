@@ -2,6 +2,7 @@ import Stripe from 'stripe';
 import type autocannon from 'autocannon';
 import type { Measurement } from './measurement.ts';
 import type { BenchContext } from './scenarios.ts';
+import type { ServiceProcess } from './service-process.ts';
 
 const stripe = new Stripe('sk_test_bench');
 
@@ -29,11 +30,16 @@ export function signedDeliveries(secret: string): autocannon.Request['setupReque
 
 type InboxCount = { stored: number; waiting: number };
 
-/** The worker applies deliveries in the same process; until it is done it competes for CPU. */
-async function untilWorkerIdle(count: () => Promise<InboxCount>, timeoutMs = 120_000): Promise<void> {
+/** The bench site's payment deliveries in the inbox: stored in all, and still waiting for the worker. */
+export function inboxCount(service: ServiceProcess): Promise<InboxCount> {
+  return service.command<InboxCount>('inbox-count', { siteKey: service.info.site.siteKey });
+}
+
+/** The worker applies deliveries in the same process; until it is done it competes for CPU. Fails after `timeoutMs`. */
+export async function untilInboxDrained(service: ServiceProcess, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while ((await count()).waiting > 0) {
-    if (Date.now() > deadline) throw new Error('webhook ingest: the worker did not apply the backlog in time');
+  while ((await inboxCount(service)).waiting > 0) {
+    if (Date.now() > deadline) throw new Error(`the worker did not apply the inbox's backlog within ${timeoutMs / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
@@ -55,16 +61,15 @@ export function webhookIngestFloor(bench: BenchContext): Promise<Measurement> {
  */
 export async function webhookIngest(bench: BenchContext): Promise<Measurement> {
   const { url, site } = bench.service.info;
-  const count = () => bench.service.command<InboxCount>('inbox-count', { siteKey: site.siteKey });
-  await untilWorkerIdle(count);
-  const before = (await count()).stored;
+  await untilInboxDrained(bench.service);
+  const before = (await inboxCount(bench.service)).stored;
   const measured = await bench.load({
     url: `${url}/webhook/payment/${site.siteKey}`,
     method: 'POST',
     setupRequest: signedDeliveries(site.webhookSecret),
   });
-  const stored = (await count()).stored - before;
+  const stored = (await inboxCount(bench.service)).stored - before;
   if (stored < measured.count) throw new Error(`webhook ingest: ${measured.count} deliveries acknowledged but only ${stored} rows stored`);
-  await untilWorkerIdle(count);
+  await untilInboxDrained(bench.service);
   return measured;
 }
