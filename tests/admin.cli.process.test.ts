@@ -5,6 +5,7 @@ import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createSecretBox } from '../server/src/lib/crypto.ts';
+import { EMBEDDED_START_PARAMS } from '../server/src/lib/embedded-postgres.ts';
 import { MIGRATIONS } from '../server/src/migrations/index.ts';
 import { EVENT_TYPES, previousSecretPlace, secretPlace } from '../server/src/modules/events/index.ts';
 import { PROVIDER_NAMES } from '../server/src/webhooks/provider.ts';
@@ -183,7 +184,7 @@ async function withSqlOn<T>(target: Record<string, string>, work: (query: Query)
       await client.end();
     }
   }
-  const db = await PGlite.create(join(target.DATA_DIR, 'pgdata'));
+  const db = await PGlite.create(join(target.DATA_DIR, 'pgdata'), { startParams: EMBEDDED_START_PARAMS });
   try {
     return await work(async <Row,>(text: string, values: unknown[] = []) => (await db.query<Row>(text, values)).rows);
   } finally {
