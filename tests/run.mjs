@@ -1,8 +1,8 @@
 // Runs every tests/**/*.test.ts (each file with a fresh service and database of its own), a
 // few at a time in warm processes, and closes with the line CI reads: "N passed, N failed".
 import { spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -173,16 +173,43 @@ function startRunner() {
 }
 
 /**
- * Whole-process suites (spawned services, browsers) take longest: they go first, so the run
- * does not end waiting on one of them.
+ * The longest files go first, so the run does not end waiting on one of them: how long each
+ * took the last time it ran (on this kind of database, else on the other), kept in
+ * node_modules/.cache; a file never timed is guessed by its kind (whole-process suites
+ * spawn services, browser suites a browser).
  */
-const weight = (file) => (file.includes('.process.') ? 0 : file.includes('.browser.') ? 1 : 2);
-const queue = [...files].sort((a, b) => weight(a) - weight(b) || a.localeCompare(b));
+const DURATIONS = join(root, 'node_modules', '.cache', 'gatehouse-tests', 'durations.json');
+const [databaseKind, otherKind] = process.env.DATABASE_URL ? ['postgresql', 'embedded'] : ['embedded', 'postgresql'];
+
+function readDurations() {
+  try {
+    return JSON.parse(readFileSync(DURATIONS, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+function saveDurations(results) {
+  const all = readDurations();
+  const mine = (all[databaseKind] ??= {});
+  for (const result of results) mine[relative(root, result.file)] = result.ms;
+  mkdirSync(dirname(DURATIONS), { recursive: true });
+  writeFileSync(DURATIONS, JSON.stringify(all, null, 2));
+}
+
+const known = readDurations();
+const guess = (file) => (file.includes('.process.') ? 30_000 : file.includes('.browser.') ? 10_000 : 3_000);
+const expected = (file) => {
+  const name = relative(root, file);
+  return known[databaseKind]?.[name] ?? known[otherKind]?.[name] ?? guess(file);
+};
+const queue = [...files].sort((a, b) => expected(b) - expected(a) || a.localeCompare(b));
 
 const scratch = prepareScratch();
 const [migrated, build] = await Promise.all([prepareMigratedTemplate(), prepareBuild()]);
 console.log(`running ${files.length} test files on ${process.env.DATABASE_URL ? 'PostgreSQL at DATABASE_URL' : 'the embedded database'}, ${concurrency} at a time`);
 const results = [];
+const runStarted = Date.now();
 const workers = Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
   let runner;
   try {
@@ -204,8 +231,10 @@ const workers = Array.from({ length: Math.min(concurrency, queue.length) }, asyn
 await Promise.all(workers);
 await migrated.remove();
 build?.remove();
+saveDurations(results);
 scratch?.remove();
 
+console.log(`${results.length} files in ${((Date.now() - runStarted) / 1000).toFixed(0)} s`);
 const passed = results.reduce((sum, r) => sum + r.passed, 0);
 const failed = results.reduce((sum, r) => sum + r.failed, 0);
 const skipped = results.reduce((sum, r) => sum + r.skipped, 0);
