@@ -2,6 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Deps } from '../server/src/deps.ts';
 import { systemClock } from '../server/src/lib/clock.ts';
+import { createSignal } from '../server/src/lib/signal.ts';
 import { dispatchRetryDelayMs, startInboxDispatcher } from '../server/src/webhooks/inbox/dispatcher.ts';
 import { eventually } from './helpers/wait.ts';
 
@@ -9,7 +10,7 @@ import { eventually } from './helpers/wait.ts';
 // tick, says so once per failing streak, and says when it works again. No database, no
 // service: a stand-in database that fails on demand, and the dispatcher's own timer.
 
-const test = suite('webhooks/inbox dispatcher: backoff while dispatch fails');
+const test = suite('webhooks/inbox dispatcher: woken by commits beside the gateway, backing off while dispatch fails');
 
 test('the wait after each failure in a row doubles from 200 ms and stays at 5 s', () => {
   assert.equal([1, 2, 3, 4, 5, 6, 7, 8].map(dispatchRetryDelayMs), [200, 400, 800, 1600, 3200, 5000, 5000, 5000]);
@@ -31,9 +32,9 @@ function startOnFlakyDatabase(failing: { now: boolean }) {
       return work({ query: async () => [] });
     },
   };
-  const deps = { db, clock: systemClock, queue: {}, logger: { warn: log('warn'), info: log('info'), error: log('error') } } as unknown as Deps;
+  const deps = { db, clock: systemClock, queue: {}, inboxKept: createSignal(), logger: { warn: log('warn'), info: log('info'), error: log('error') } } as unknown as Deps;
   let woken = 0;
-  const dispatcher = startInboxDispatcher(deps, () => woken++);
+  const dispatcher = startInboxDispatcher(deps, () => woken++, { besideGateway: false });
   return { tries, logged, dispatcher, woken: () => woken };
 }
 
@@ -66,6 +67,63 @@ test('a failing dispatch waits out its backoff before each new try; one warning 
     assert.equal(logged[2].fields.failures, 1);
     assert.is(woken(), 0, 'no row was dispatched, so the worker was never woken');
   } finally {
+    await dispatcher.stop();
+  }
+});
+
+/**
+ * A dispatcher beside the gateway, on a database whose transactions each wait for `release()`
+ * and find no row: `tries` counts them.
+ */
+function startBesideGateway() {
+  let tries = 0;
+  let release = () => {};
+  const db = {
+    async transaction<T>(work: (tx: unknown) => Promise<T>): Promise<T> {
+      tries++;
+      await new Promise<void>((resolve) => (release = resolve));
+      return work({ query: async () => [] });
+    },
+  };
+  const deps = { db, clock: systemClock, queue: {}, inboxKept: createSignal(), logger: { warn() {}, info() {}, error() {} } } as unknown as Deps;
+  const dispatcher = startInboxDispatcher(deps, () => {}, { besideGateway: true });
+  return { deps, dispatcher, tries: () => tries, release: () => release() };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+test('beside the gateway, rows kept in this process are dispatched at once, not at the next poll', async () => {
+  const { deps, dispatcher, tries, release } = startBesideGateway();
+  try {
+    assert.is(tries(), 1, 'a first look at start');
+    release();
+    await settle();
+    deps.inboxKept.notify();
+    assert.is(tries(), 2, 'the commit that kept rows started a dispatch there and then');
+    release();
+    await settle();
+  } finally {
+    release();
+    await dispatcher.stop();
+  }
+});
+
+test('rows kept while a dispatch runs get a dispatch of their own right after it', async () => {
+  const { deps, dispatcher, tries, release } = startBesideGateway();
+  try {
+    assert.is(tries(), 1);
+    // Kept after the running dispatch looked: that look cannot have seen them.
+    deps.inboxKept.notify();
+    deps.inboxKept.notify();
+    assert.is(tries(), 1, 'one dispatch at a time');
+    release();
+    await settle();
+    assert.is(tries(), 2, 'one more dispatch for both wake-ups');
+    release();
+    await settle();
+    assert.is(tries(), 2, 'and no more');
+  } finally {
+    release();
     await dispatcher.stop();
   }
 });

@@ -5,6 +5,7 @@ import { QUEUES } from '../server/src/jobs.ts';
 import { dispatchInbox } from '../server/src/webhooks/inbox/dispatcher.ts';
 import { sweepInbox } from '../server/src/webhooks/inbox/sweeper.ts';
 import { createInboxWriter } from '../server/src/webhooks/inbox/writer.ts';
+import { createSignal } from '../server/src/lib/signal.ts';
 import type { TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 import { post, startWithOwner, viberHeaders, viberMessage, viberToken } from './helpers/webhook-fixtures.ts';
@@ -76,7 +77,10 @@ test('the writer groups deliveries that arrive while a commit is running', async
   const db = service.deps.db;
   // Each group is one INSERT statement, committed on its own: count the statements.
   const counting = { ...db, embedded: db.embedded, query: ((...args: Parameters<typeof db.query>) => (commits++, db.query(...args))) as typeof db.query };
-  const writer = createInboxWriter({ db: counting, clock: service.clock });
+  const inboxKept = createSignal();
+  let rung = 0;
+  inboxKept.listen(() => rung++);
+  const writer = createInboxWriter({ db: counting, clock: service.clock, inboxKept });
   const deliveries = Array.from({ length: 200 }, (_, i) => ({
     provider: 'messengertwo' as const,
     scope: channelId,
@@ -86,6 +90,11 @@ test('the writer groups deliveries that arrive while a commit is running', async
   const results = await Promise.all([...deliveries, deliveries[0]].map((d) => writer.write(d)));
   assert.is(results.filter((r) => !r.duplicate).length, 200);
   assert.ok(commits >= 1 && commits < 20, `200 deliveries in ${commits} commits`);
+  assert.ok(rung >= 1 && rung <= commits, `inboxKept rung ${rung} times for ${commits} commits`);
+  // A commit of nothing new (a provider's retry) wakes no dispatcher.
+  const before = rung;
+  assert.equal(await writer.write(deliveries[1]), { duplicate: true });
+  assert.is(rung, before);
 });
 
 test('an entry whose job was lost is picked up by the sweeper', async () => {

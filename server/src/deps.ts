@@ -10,6 +10,7 @@ import { createOAuthClients, type OAuthClients } from './lib/oauth-clients.ts';
 import { createPasswordHasher, type PasswordHasher } from './lib/passwords.ts';
 import { startQueue, type PgBoss } from './lib/queue.ts';
 import { createRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
+import { createSignal, type Signal } from './lib/signal.ts';
 import { QUEUE_POLICIES } from './jobs.ts';
 import { createPgListener } from './lib/pg-listener.ts';
 import { migrate } from './migrations/index.ts';
@@ -49,6 +50,11 @@ export type Deps = {
   metrics: Metrics;
   /** A client per identity provider of OAUTH_PROVIDERS (modules/identities). */
   oauthClients: OAuthClients;
+  /**
+   * Rung by the inbox writer when this process has committed new deliveries: a worker in the
+   * same process (`npm start`) dispatches them at once instead of at its next poll.
+   */
+  inboxKept: Signal;
   close(): Promise<void>;
 };
 
@@ -127,6 +133,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       oauthClients: createOAuthClients(config.oauthProviders, logger),
       webhookSecrets,
       metrics,
+      inboxKept: createSignal(),
       async close() {
         await listener?.close();
         await sessionTouches.stop();

@@ -73,7 +73,7 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
     for (const job of jobs) logger.error({ chatId: job.data.chatId }, 'operator message not delivered after retries');
   });
 
-  const dispatcher = startInboxDispatcher(deps, () => webhookWorker && queue.notifyWorker(webhookWorker));
+  const dispatcher = startInboxDispatcher(deps, () => webhookWorker && queue.notifyWorker(webhookWorker), { besideGateway: options.withGateway });
   const sweeper = startInboxSweeper(deps);
   const events = startEventSender(deps, {
     onOutcome: (type, outcome) => deps.metrics.countEventDelivery(type, outcome),

@@ -3,7 +3,14 @@ import { webhookJobs } from '../../jobs.ts';
 import { inTransaction } from '../../lib/queue.ts';
 import { lockUndispatched, markEnqueued } from './repo.ts';
 
+/** A worker on its own polls for the rows gateway processes keep this often. */
 const DISPATCH_INTERVAL_MS = 100;
+/**
+ * Beside the gateway (`npm start`), each commit of new rows wakes the dispatcher (deps.inboxKept),
+ * and it polls only for rows no commit of this process announced: kept by another process, or
+ * before a crash. Idle, that is one query a second instead of ten.
+ */
+const DISPATCH_INTERVAL_BESIDE_GATEWAY_MS = 1_000;
 const DISPATCH_BATCH = 1000;
 
 /**
@@ -34,14 +41,17 @@ export function dispatchRetryDelayMs(failures: number): number {
 }
 
 /**
- * Dispatches every DISPATCH_INTERVAL_MS, and again at once while batches come back full;
- * `onDispatched` wakes the webhook worker so that new jobs do not wait for its next poll.
+ * Dispatches at every poll, whenever the gateway in this process keeps new rows, and again at
+ * once while batches come back full; `onDispatched` wakes the webhook worker so that new jobs
+ * do not wait for its next poll.
  * After a failure the next try waits twice as long each time, up to DISPATCH_MAX_BACKOFF_MS,
  * so that an outage costs neither a flood of log lines nor a connection attempt per tick.
  * (Timing is the process's own monotonic clock: it paces work, it dates nothing.)
  */
-export function startInboxDispatcher(deps: Deps, onDispatched: () => void): { stop(): Promise<void> } {
+export function startInboxDispatcher(deps: Deps, onDispatched: () => void, options: { besideGateway: boolean }): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
+  /** A wake-up came while a dispatch ran: its rows may have missed that dispatch's look. */
+  let again = false;
   let stopped = false;
   let failures = 0;
   let retryAt = 0;
@@ -60,7 +70,12 @@ export function startInboxDispatcher(deps: Deps, onDispatched: () => void): { st
     failures = 0;
   };
   const dispatch = () => {
-    if (running || stopped || performance.now() < retryAt) return;
+    if (stopped || performance.now() < retryAt) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    again = false;
     running = (async () => {
       let count: number;
       do {
@@ -69,15 +84,20 @@ export function startInboxDispatcher(deps: Deps, onDispatched: () => void): { st
       } while (count === DISPATCH_BATCH && !stopped);
     })()
       .then(onSuccess, onFailure)
-      .finally(() => (running = undefined));
+      .finally(() => {
+        running = undefined;
+        if (again) dispatch();
+      });
   };
-  const timer = setInterval(dispatch, DISPATCH_INTERVAL_MS);
+  const timer = setInterval(dispatch, options.besideGateway ? DISPATCH_INTERVAL_BESIDE_GATEWAY_MS : DISPATCH_INTERVAL_MS);
   timer.unref();
+  const unlisten = deps.inboxKept.listen(dispatch);
   dispatch();
   return {
     async stop() {
       stopped = true;
       clearInterval(timer);
+      unlisten();
       await running;
     },
   };

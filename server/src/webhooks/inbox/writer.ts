@@ -19,7 +19,7 @@ export type InboxWriterOptions = { maxBatch?: number; maxBatchBytes?: number; ma
  * connection, so there one commit runs at a time; on a server a few overlap, which hides
  * each one's round trips behind the others.
  */
-export function createInboxWriter(deps: Pick<Deps, 'db' | 'clock'>, options: InboxWriterOptions = {}): InboxWriter {
+export function createInboxWriter(deps: Pick<Deps, 'db' | 'clock' | 'inboxKept'>, options: InboxWriterOptions = {}): InboxWriter {
   async function commit(batch: InboxDelivery[]): Promise<Array<{ duplicate: boolean }>> {
     // One row per key: the same delivery twice in a batch is a retry racing its original.
     const firstByKey = new Map<string, InboxDelivery & { id: string }>();
@@ -30,6 +30,7 @@ export function createInboxWriter(deps: Pick<Deps, 'db' | 'clock'>, options: Inb
     // Overlapping commits take the unique-key locks in one order, so they cannot deadlock.
     const rows = [...firstByKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
     const inserted = await insertDeliveries(deps.db, rows, deps.clock.now());
+    if (inserted.size) deps.inboxKept.notify();
     const answered = new Set<string>();
     return batch.map((delivery) => {
       const key = deliveryKey(delivery);
