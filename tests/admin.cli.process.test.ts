@@ -636,6 +636,32 @@ offline('audit export writes the activity log as NDJSON on stdout, oldest first,
   assert.is(all.filter((line) => line.data?.n !== undefined).length, 1500);
 });
 
+offline('audit export into a reader that stops early (| head -1) exits 0, says nothing on stderr, and the export is recorded', async () => {
+  const { accountId, mark } = await withSql(async (query) => {
+    const accountId = await insertAccount('piped@example.com', query);
+    // About 400 KB of NDJSON, far more than a pipe holds: the CLI is still writing when its reader goes.
+    await query(
+      `INSERT INTO audit_events (account_id, event, at, ip, user_agent, data)
+       SELECT $1::int, 'login.succeeded', '2024-01-01T00:00:00Z'::timestamptz + n * interval '1 second', '192.0.2.1', 'seed', jsonb_build_object('n', n, 'pad', repeat('x', 100))
+       FROM generate_series(0, 2999) AS n`,
+      [accountId],
+    );
+    const [{ mark }] = await query<{ mark: number }>('SELECT max(id)::int AS mark FROM audit_events');
+    return { accountId, mark };
+  });
+  // A process: a closed pipe is something only a process's stdout meets.
+  const run = spawnBuilt(join(built!.dir, 'admin.js'), ['audit', 'export', '--account', String(accountId)], env);
+  const first = await new Promise<string>((resolve) => run.child.stdout!.once('data', (chunk) => resolve(String(chunk).split('\n')[0])));
+  // What `head -1` does once it has its line: it goes, and the pipe's read end with it.
+  run.child.stdout!.destroy();
+  const code = await run.exited;
+  assert.is(code, 0, run.errors());
+  assert.is(run.errors(), '', 'no stack, no complaint: the reader had all it wanted');
+  assert.equal(JSON.parse(first).data, { n: 0, pad: 'x'.repeat(100) });
+  const recorded = await sql('SELECT event, data FROM audit_events WHERE id > $1 ORDER BY id', [mark]);
+  assert.equal(recorded, [{ event: 'admin.audit_exported', data: { filter: { since: null, until: null, account_id: accountId } } }], 'recorded when it began');
+});
+
 /** An account as the service would have made it: its key sealed under the suite's DATA_KEY (the CLI checks that at start). */
 async function insertAccount(email: string, connection?: Query): Promise<number> {
   return onConnection(connection, async (query) => {
