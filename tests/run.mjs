@@ -1,7 +1,7 @@
 // Runs every tests/**/*.test.ts (each file with a fresh service and database of its own), a
 // few at a time in warm processes, and closes with the line CI reads: "N passed, N failed".
 import { spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -77,11 +77,16 @@ async function prepareBuild() {
  * PGlite writes its files there. The test processes, and what they start, inherit TMPDIR; the
  * directory goes at the end of the run, with those of earlier runs that were killed.
  */
+const SCRATCH_MIN_FREE = 2 * 1024 ** 3;
+
 function prepareScratch() {
   const shm = '/dev/shm';
   if (process.env.TMPDIR || !existsSync(shm)) return undefined;
   try {
     accessSync(shm, constants.W_OK);
+    // A container's /dev/shm is often 64 MB: an embedded run held 440 MB at its peak here.
+    const { bavail, bsize } = statfsSync(shm);
+    if (bavail * bsize < SCRATCH_MIN_FREE) return undefined;
   } catch {
     return undefined;
   }
