@@ -642,7 +642,7 @@ offline('audit export into a reader that stops early (| head -1) exits 0, says n
     // About 400 KB of NDJSON, far more than a pipe holds: the CLI is still writing when its reader goes.
     await query(
       `INSERT INTO audit_events (account_id, event, at, ip, user_agent, data)
-       SELECT $1::int, 'login.succeeded', '2024-01-01T00:00:00Z'::timestamptz + n * interval '1 second', '192.0.2.1', 'seed', jsonb_build_object('n', n, 'pad', repeat('x', 100))
+       SELECT $1::int, 'login.succeeded', '2024-01-01T00:00:00Z'::timestamptz + n * interval '1 second', '192.0.2.1', 'seed', jsonb_build_object('piped', n, 'pad', repeat('x', 100))
        FROM generate_series(0, 2999) AS n`,
       [accountId],
     );
@@ -657,7 +657,7 @@ offline('audit export into a reader that stops early (| head -1) exits 0, says n
   const code = await run.exited;
   assert.is(code, 0, run.errors());
   assert.is(run.errors(), '', 'no stack, no complaint: the reader had all it wanted');
-  assert.equal(JSON.parse(first).data, { n: 0, pad: 'x'.repeat(100) });
+  assert.equal(JSON.parse(first).data, { piped: 0, pad: 'x'.repeat(100) });
   const recorded = await sql('SELECT event, data FROM audit_events WHERE id > $1 ORDER BY id', [mark]);
   assert.equal(recorded, [{ event: 'admin.audit_exported', data: { filter: { since: null, until: null, account_id: accountId } } }], 'recorded when it began');
 });
