@@ -73,35 +73,48 @@ test('a failing dispatch waits out its backoff before each new try; one warning 
 
 /**
  * A dispatcher beside the gateway, on a database whose transactions each wait for `release()`
- * and find no row: `tries` counts them.
+ * and find no row: `tries` holds when each began.
  */
 function startBesideGateway() {
-  let tries = 0;
+  const tries: number[] = [];
   let release = () => {};
   const db = {
     async transaction<T>(work: (tx: unknown) => Promise<T>): Promise<T> {
-      tries++;
+      tries.push(performance.now());
       await new Promise<void>((resolve) => (release = resolve));
       return work({ query: async () => [] });
     },
   };
   const deps = { db, clock: systemClock, queue: {}, inboxKept: createSignal(), logger: { warn() {}, info() {}, error() {} } } as unknown as Deps;
   const dispatcher = startInboxDispatcher(deps, () => {}, { besideGateway: true });
-  return { deps, dispatcher, tries: () => tries, release: () => release() };
+  return { deps, dispatcher, tries, release: () => release() };
 }
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
+/** The dispatcher's spacing under load, and its poll beside the gateway (dispatcher.ts). */
+const SPACING_MS = 100;
+const POLL_MS = 1_000;
+const sinceLast = (tries: number[]) => performance.now() - tries.at(-1)!;
 
-test('beside the gateway, rows kept in this process are dispatched at once, not at the next poll', async () => {
+test('beside the gateway, rows kept in this process are dispatched at once, or 100 ms after the last dispatch began, not at the next poll', async () => {
   const { deps, dispatcher, tries, release } = startBesideGateway();
   try {
-    assert.is(tries(), 1, 'a first look at start');
+    assert.is(tries.length, 1, 'a first look at start');
     release();
     await settle();
+    // Right after a dispatch: the next waits out the spacing, so a burst is dispatched in batches.
     deps.inboxKept.notify();
-    assert.is(tries(), 2, 'the commit that kept rows started a dispatch there and then');
+    assert.is(tries.length, 1, 'not at once, within 100 ms of the last');
+    await eventually('the spaced dispatch', () => tries.length === 2, 5_000);
+    const gap = tries[1] - tries[0];
+    // About SPACING_MS (the timer counts from just before the last transaction began), far from the poll.
+    assert.ok(gap >= SPACING_MS / 2 && gap < POLL_MS, `dispatched ${gap.toFixed(0)} ms after the last`);
     release();
     await settle();
+    // Idle for longer than the spacing: a commit is dispatched there and then.
+    await eventually('the spacing over', () => sinceLast(tries) >= SPACING_MS, 5_000);
+    deps.inboxKept.notify();
+    assert.is(tries.length, 3, 'the commit that kept rows started a dispatch there and then');
   } finally {
     release();
     await dispatcher.stop();
@@ -111,17 +124,17 @@ test('beside the gateway, rows kept in this process are dispatched at once, not 
 test('rows kept while a dispatch runs get a dispatch of their own right after it', async () => {
   const { deps, dispatcher, tries, release } = startBesideGateway();
   try {
-    assert.is(tries(), 1);
+    await eventually('the spacing over', () => sinceLast(tries) >= SPACING_MS, 5_000);
     // Kept after the running dispatch looked: that look cannot have seen them.
     deps.inboxKept.notify();
     deps.inboxKept.notify();
-    assert.is(tries(), 1, 'one dispatch at a time');
+    assert.is(tries.length, 1, 'one dispatch at a time');
     release();
     await settle();
-    assert.is(tries(), 2, 'one more dispatch for both wake-ups');
+    assert.is(tries.length, 2, 'one more dispatch for both wake-ups');
     release();
     await settle();
-    assert.is(tries(), 2, 'and no more');
+    assert.is(tries.length, 2, 'and no more');
   } finally {
     release();
     await dispatcher.stop();
