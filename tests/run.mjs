@@ -70,6 +70,9 @@ async function prepareBuild() {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** Free space /dev/shm must have for a run's scratch files. */
+const SCRATCH_MIN_FREE = 2 * 1024 ** 3;
+
 /**
  * Scratch space in memory where the machine offers it (/dev/shm), unless TMPDIR is set: every
  * suite on the embedded database copies a data directory (39 MB in about a thousand files)
@@ -77,8 +80,6 @@ async function prepareBuild() {
  * PGlite writes its files there. The test processes, and what they start, inherit TMPDIR; the
  * directory goes at the end of the run, with those of earlier runs that were killed.
  */
-const SCRATCH_MIN_FREE = 2 * 1024 ** 3;
-
 function prepareScratch() {
   const shm = '/dev/shm';
   if (process.env.TMPDIR || !existsSync(shm)) return undefined;
