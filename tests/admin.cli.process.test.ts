@@ -651,7 +651,10 @@ offline('audit export into a reader that stops early (| head -1) exits 0, says n
   });
   // A process: a closed pipe is something only a process's stdout meets.
   const run = spawnBuilt(join(built!.dir, 'admin.js'), ['audit', 'export', '--account', String(accountId)], env);
-  const first = await new Promise<string>((resolve) => run.child.stdout!.once('data', (chunk) => resolve(String(chunk).split('\n')[0])));
+  const first = await Promise.race([
+    new Promise<string>((resolve) => run.child.stdout!.once('data', (chunk) => resolve(String(chunk).split('\n')[0]))),
+    run.exited.then((exitCode) => Promise.reject(new Error(`the CLI exited ${exitCode} before printing a line: ${run.errors()}`))),
+  ]);
   // What `head -1` does once it has its line: it goes, and the pipe's read end with it.
   run.child.stdout!.destroy();
   const code = await run.exited;

@@ -51,17 +51,17 @@ async function rotateKey(account: TestAccount): Promise<void> {
   assert.is(rotated.status, 200, rotated.text);
 }
 
-/** The account a request's event is about (account.created names it in full, the others by id). */
-function accountOfRequest(request: { body: string }): number {
-  const { data } = JSON.parse(request.body);
-  return data.account?.id ?? data.account_id;
-}
+/** The account an event is about (account.created names it in full, the others by id). */
+const accountOfEvent = (event: { data: { account?: { id: number }; account_id?: number } }): number => event.data.account?.id ?? event.data.account_id!;
+
+/** The same, of a request the receiver got. */
+const accountOfRequest = (request: { body: string }): number => accountOfEvent(JSON.parse(request.body));
 
 /** Every event the receiver verified and answered 200, by account, in arrival order, each id once. */
 function deliveredByAccount(): Map<number, string[]> {
   const byAccount = new Map<number, string[]>();
   for (const event of receiver.delivered()) {
-    const accountId = event.data.account?.id ?? event.data.account_id;
+    const accountId = accountOfEvent(event);
     const ids = byAccount.get(accountId) ?? [];
     if (!ids.includes(event.id)) ids.push(event.id);
     byAccount.set(accountId, ids);

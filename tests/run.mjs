@@ -206,11 +206,13 @@ function saveDurations(results) {
 const known = readDurations();
 // Measured here: about half a millisecond of run per byte of an HTTP or database suite.
 const guess = (file) => (file.includes('.process.') ? 30_000 : file.includes('.browser.') ? 10_000 : statSync(file).size / 2);
-const expected = (file) => {
-  const name = relative(root, file);
-  return known[databaseKind]?.[name] ?? known[otherKind]?.[name] ?? guess(file);
-};
-const queue = [...files].sort((a, b) => expected(b) - expected(a) || a.localeCompare(b));
+const expected = new Map(
+  files.map((file) => {
+    const name = relative(root, file);
+    return [file, known[databaseKind]?.[name] ?? known[otherKind]?.[name] ?? guess(file)];
+  }),
+);
+const queue = [...files].sort((a, b) => expected.get(b) - expected.get(a) || a.localeCompare(b));
 
 const scratch = prepareScratch();
 const [migrated, build] = await Promise.all([prepareMigratedTemplate(), prepareBuild()]);

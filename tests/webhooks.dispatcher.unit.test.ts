@@ -20,6 +20,11 @@ test('the wait after each failure in a row doubles from 200 ms and stays at 5 s'
 
 type Logged = { level: string; fields: Record<string, unknown>; message: string };
 
+/** What the dispatcher reads of its deps: a stand-in database, the real clock and signal, a logger. */
+function standInDeps(db: unknown, logger: Record<'warn' | 'info' | 'error', (...args: any[]) => void>): Deps {
+  return { db, clock: systemClock, queue: {}, inboxKept: createSignal(), logger } as unknown as Deps;
+}
+
 /** A dispatcher on a database that throws while `failing.now` and otherwise finds no row to dispatch. */
 function startOnFlakyDatabase(failing: { now: boolean }) {
   const tries: Array<{ at: number; failed: boolean }> = [];
@@ -32,7 +37,7 @@ function startOnFlakyDatabase(failing: { now: boolean }) {
       return work({ query: async () => [] });
     },
   };
-  const deps = { db, clock: systemClock, queue: {}, inboxKept: createSignal(), logger: { warn: log('warn'), info: log('info'), error: log('error') } } as unknown as Deps;
+  const deps = standInDeps(db, { warn: log('warn'), info: log('info'), error: log('error') });
   let woken = 0;
   const dispatcher = startInboxDispatcher(deps, () => woken++, { besideGateway: false });
   return { tries, logged, dispatcher, woken: () => woken };
@@ -85,7 +90,7 @@ function startBesideGateway() {
       return work({ query: async () => [] });
     },
   };
-  const deps = { db, clock: systemClock, queue: {}, inboxKept: createSignal(), logger: { warn() {}, info() {}, error() {} } } as unknown as Deps;
+  const deps = standInDeps(db, { warn() {}, info() {}, error() {} });
   const dispatcher = startInboxDispatcher(deps, () => {}, { besideGateway: true });
   return { deps, dispatcher, tries, release: () => release() };
 }
