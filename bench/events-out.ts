@@ -65,9 +65,6 @@ export async function eventsOut(bench: BenchContext): Promise<Measurement> {
     receiver = new Receiver();
     await bench.service.command('events-endpoint', { url: await receiver.listen() });
   }
-  // The worker sends them: it starts with nothing else left to do (the earlier scenarios' jobs).
-  const idleBy = Date.now() + 120_000;
-  while ((await bench.service.command<number>('jobs-waiting', {})) > 0 && Date.now() < idleBy) await new Promise((resolve) => setTimeout(resolve, 250));
   const arrived = receiver.expect(EVENTS_PER_ROUND, 120_000);
   await bench.service.command('emit-events', { count: EVENTS_PER_ROUND, accounts: ACCOUNTS });
   const committed = performance.now();

@@ -11,6 +11,8 @@ export type LoadOptions = {
   connections: number;
   durationSeconds: number;
   warmupSeconds: number;
+  /** This many requests instead of a duration, and no warm-up. */
+  amount?: number;
 };
 
 function cannon(options: LoadOptions, duration: number) {
@@ -21,7 +23,7 @@ function cannon(options: LoadOptions, duration: number) {
     body: options.body,
     requests: options.setupRequest ? [{ setupRequest: options.setupRequest }] : undefined,
     connections: options.connections,
-    duration,
+    ...(options.amount ? { amount: options.amount } : { duration }),
   });
 }
 
@@ -33,7 +35,7 @@ export const failuresOf = (result: autocannon.Result) => result.errors + result.
  * non-2xx answer fails the scenario: a fast 401 is not a fast /me.
  */
 export async function runLoad(options: LoadOptions): Promise<Measurement> {
-  if (options.warmupSeconds > 0) await cannon(options, options.warmupSeconds);
+  if (options.warmupSeconds > 0 && !options.amount) await cannon(options, options.warmupSeconds);
   const result = await cannon(options, options.durationSeconds);
   const failures = failuresOf(result);
   if (failures > 0) {

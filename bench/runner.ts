@@ -36,12 +36,22 @@ function medianRound(scenario: Scenario, rounds: Round[]): Round {
   return [...rounds].sort((a, b) => score(a) - score(b))[Math.floor(rounds.length / 2)];
 }
 
+/** Jobs left by the scenarios before (reset mails, webhook effects) would compete for the CPU: a scenario starts once the worker has none. */
+async function untilWorkerIdle(service: ServiceProcess, timeoutMs = 300_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await service.command<number>('jobs-waiting', {})) > 0) {
+    if (Date.now() > deadline) throw new Error(`the worker still had jobs after ${timeoutMs / 1000} s`);
+    await sleep(250);
+  }
+}
+
 /**
  * A few short rounds, each measuring the scenario's references (the bare handler, say) just
  * before the scenario itself, so that other load on this shared machine weighs on both
  * alike. The figures are those of the median round, so that a ratio stays within one round.
  */
 async function runScenario(service: ServiceProcess, scenario: Scenario): Promise<Round> {
+  await untilWorkerIdle(service);
   const first = benchContext(service, TIMING.seconds, TIMING.warmupSeconds);
   const later = benchContext(service, TIMING.seconds, 0);
   const reference = benchContext(service, TIMING.referenceSeconds, 0);

@@ -57,13 +57,29 @@ const COMMANDS: Record<string, CommandHandler> = {
     await adminService.replayDelivery(service.deps, { accountId: null, request: { ip: '127.0.0.1', requestId: 'soak' } }, row.id);
     return true;
   },
-  'inbox-count': async (service, args) => {
-    const [row] = await service.deps.db.query<{ stored: string; waiting: string }>(
-      `SELECT count(*) AS stored, count(*) FILTER (WHERE state = 'received') AS waiting
-       FROM webhook_inbox WHERE provider = 'payment' AND scope = $1`,
+  'inbox-stored': async (service, args) => {
+    const [row] = await service.deps.db.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_inbox WHERE provider = 'payment' AND scope = $1`, [String(args.siteKey)]);
+    return Number(row.n);
+  },
+  // Through the index of waiting rows: polled while the worker drains, it costs little however many rows were kept before.
+  'inbox-waiting': async (service, args) => {
+    const [row] = await service.deps.db.query<{ n: string }>(
+      `SELECT count(*) AS n FROM webhook_inbox WHERE state = 'received' AND provider = 'payment' AND scope = $1`,
       [String(args.siteKey)],
     );
-    return { stored: Number(row.stored), waiting: Number(row.waiting) };
+    return Number(row.n);
+  },
+  // The deliveries kept since `since`: how many, the span from the first kept to the last applied, and each one's wait from kept to applied.
+  'inbox-applied': async (service, args) => {
+    const [row] = await service.deps.db.query<{ n: string; span_ms: number; p50_ms: number; p99_ms: number }>(
+      `SELECT count(*) AS n,
+              extract(epoch FROM max(processed_at) - min(received_at)) * 1000 AS span_ms,
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - received_at) * 1000) AS p50_ms,
+              percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM processed_at - received_at) * 1000) AS p99_ms
+       FROM webhook_inbox WHERE provider = 'payment' AND scope = $1 AND received_at >= $2 AND state = 'processed'`,
+      [String(args.siteKey), new Date(String(args.since))],
+    );
+    return { count: Number(row.n), spanMs: Number(row.span_ms), p50: Number(row.p50_ms), p99: Number(row.p99_ms) };
   },
 };
 

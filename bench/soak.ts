@@ -10,7 +10,7 @@ import autocannon from 'autocannon';
 import { withBenchBuild } from './build.ts';
 import { withBenchService, type ServiceProcess } from './service-process.ts';
 import { failuresOf } from './load.ts';
-import { inboxCount, signedDeliveries, untilInboxDrained } from './webhook-ingest.ts';
+import { inboxWaiting, signedDeliveries, untilInboxDrained } from './webhook-ingest.ts';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 30);
 const CONNECTIONS = 20;
@@ -77,7 +77,7 @@ async function soak(service: ServiceProcess): Promise<boolean> {
 
   const left = await untilInboxDrained(service, DRAIN_TIMEOUT_MS).then(
     () => 0,
-    async () => (await inboxCount(service)).waiting,
+    () => inboxWaiting(service),
   );
   // The first minute warms up (JIT, pools, caches); growth is measured from its end.
   const growth = rss.length > 1 ? rss[rss.length - 1] / rss[0] - 1 : 0;

@@ -28,19 +28,19 @@ export function signedDeliveries(secret: string): autocannon.Request['setupReque
   };
 }
 
-type InboxCount = { stored: number; waiting: number };
-
-/** The bench site's payment deliveries in the inbox: stored in all, and still waiting for the worker. */
-export function inboxCount(service: ServiceProcess): Promise<InboxCount> {
-  return service.command<InboxCount>('inbox-count', { siteKey: service.info.site.siteKey });
+/** The bench site's payment deliveries still waiting for the worker. */
+export function inboxWaiting(service: ServiceProcess): Promise<number> {
+  return service.command<number>('inbox-waiting', { siteKey: service.info.site.siteKey });
 }
+
+const inboxStored = (service: ServiceProcess) => service.command<number>('inbox-stored', { siteKey: service.info.site.siteKey });
 
 /** The worker applies deliveries in the same process; until it is done it competes for CPU. Fails after `timeoutMs`. */
 export async function untilInboxDrained(service: ServiceProcess, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while ((await inboxCount(service)).waiting > 0) {
+  while ((await inboxWaiting(service)) > 0) {
     if (Date.now() > deadline) throw new Error(`the worker did not apply the inbox's backlog within ${timeoutMs / 1000} s`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
@@ -62,14 +62,40 @@ export function webhookIngestFloor(bench: BenchContext): Promise<Measurement> {
 export async function webhookIngest(bench: BenchContext): Promise<Measurement> {
   const { url, site } = bench.service.info;
   await untilInboxDrained(bench.service);
-  const before = (await inboxCount(bench.service)).stored;
+  const before = await inboxStored(bench.service);
   const measured = await bench.load({
     url: `${url}/webhook/payment/${site.siteKey}`,
     method: 'POST',
     setupRequest: signedDeliveries(site.webhookSecret),
   });
-  const stored = (await inboxCount(bench.service)).stored - before;
+  const stored = (await inboxStored(bench.service)) - before;
   if (stored < measured.count) throw new Error(`webhook ingest: ${measured.count} deliveries acknowledged but only ${stored} rows stored`);
   await untilInboxDrained(bench.service);
   return measured;
+}
+
+/** Deliveries per round of the effects scenario: a burst as a provider's retry storm might send. */
+export const EFFECTS_DELIVERIES = 5000;
+
+/**
+ * Webhook effects: a burst of EFFECTS_DELIVERIES signed deliveries, each a new payment of the
+ * site (a row, and a `payment.updated` event in the outbox), sent as fast as 50 connections
+ * go, then the worker's catching up. The rate is deliveries applied per second from the
+ * first one kept to the last one applied; p50 and p99 are each delivery's wait from kept to
+ * applied (its 200 to its effect). Every delivery of the burst must have been applied.
+ */
+export async function webhookEffects(bench: BenchContext): Promise<Measurement> {
+  const { url, site } = bench.service.info;
+  await untilInboxDrained(bench.service);
+  const since = new Date().toISOString();
+  await bench.load({
+    url: `${url}/webhook/payment/${site.siteKey}`,
+    method: 'POST',
+    setupRequest: signedDeliveries(site.webhookSecret),
+    amount: EFFECTS_DELIVERIES,
+  });
+  await untilInboxDrained(bench.service);
+  const applied = await bench.service.command<{ count: number; spanMs: number; p50: number; p99: number }>('inbox-applied', { siteKey: site.siteKey, since });
+  if (applied.count !== EFFECTS_DELIVERIES) throw new Error(`webhook effects: ${applied.count} of ${EFFECTS_DELIVERIES} deliveries applied`);
+  return { rate: (applied.count * 1000) / applied.spanMs, p50: applied.p50, p99: applied.p99, count: applied.count };
 }

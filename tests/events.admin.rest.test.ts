@@ -600,4 +600,32 @@ test('the outbox is atomic: an event emitted in a transaction that fails leaves 
   }
 });
 
+test("an account's event takes the account's ordering lock only while an enabled endpoint wants its type", async (context) => {
+  const { service } = context;
+  const accountId = 900_000 + Number.parseInt(randomBytes(2).toString('hex'), 16);
+  // The lock is a transaction-level advisory lock: seen in pg_locks from inside the transaction that emitted.
+  const locksAfterEmitting = () =>
+    service.deps.db.transaction(async (tx) => {
+      await emitEvent(tx, service.clock, { type: 'account.deleted', data: { account_id: accountId } });
+      const [row] = await tx.query<{ count: number }>(`SELECT count(*)::int AS count FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()`);
+      return row.count;
+    });
+  assert.is(await locksAfterEmitting(), 0, 'no endpoint: nothing to order, no lock');
+  const other = await endpointFor(context, { events: ['account.updated'] });
+  try {
+    assert.is(await locksAfterEmitting(), 0, 'an endpoint for other types only: no lock');
+    const wanting = await endpointFor(context, { events: ['account.deleted'] });
+    try {
+      assert.is(await locksAfterEmitting(), 1, 'an endpoint wants it: the lock is held to the commit');
+      const disabled = await admin(context, 'PATCH', `/event-endpoints/${wanting.id}`, { enabled: false });
+      assert.is(disabled.status, 200, disabled.text);
+      assert.is(await locksAfterEmitting(), 0, 'that endpoint disabled: its deliveries are skipped, no lock');
+    } finally {
+      await wanting.close();
+    }
+  } finally {
+    await other.close();
+  }
+});
+
 test.run();

@@ -15,6 +15,8 @@ export type Worker = { stop(): Promise<void> };
 const POLLING_INTERVAL_SECONDS = 0.5;
 const WEBHOOK_BATCH = 100;
 const SEND_BATCH = 10;
+/** Deliveries kept by this process's gateway within this long mean a burst is under way. */
+const ARRIVING_MS = 250;
 
 export type WorkerOptions = {
   /** True when the gateway runs in the same process (`npm start`). */
@@ -26,23 +28,36 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
   const { queue, logger } = deps;
   // The embedded database has one connection, shared with the gateway: one entry per
   // transaction lets deliveries in between. A server takes ten entries per commit instead
-  // of one. Beside the gateway the worker keeps to one lane, so that acknowledging
-  // deliveries (what providers time out on) keeps the CPU in a burst and effects catch up
-  // after it; a worker process of its own runs chunks in parallel.
-  const lanes = deps.db.embedded || options.withGateway ? 1 : 4;
+  // of one, in up to four lanes. Beside the gateway the worker keeps to one lane while
+  // deliveries arrive, so that acknowledging them (what providers time out on) keeps the CPU
+  // in a burst, and catches up in four lanes once the burst is over.
   const perTransaction = deps.db.embedded ? 1 : 10;
+  let lastArrival = -Infinity;
+  const unlisten = options.withGateway ? deps.inboxKept.listen(() => (lastArrival = performance.now())) : () => {};
+  const lanes = () => (deps.db.embedded ? 1 : performance.now() - lastArrival < ARRIVING_MS ? 1 : 4);
 
   const handlers = createHandlerTracker();
 
-  let webhookWorker = '';
-  webhookWorker = await queue.work<WebhookJob>(
-    QUEUES.webhook,
-    { batchSize: WEBHOOK_BATCH, pollingIntervalSeconds: POLLING_INTERVAL_SECONDS },
-    handlers.track(async (jobs) => {
-      await eachChunk(chunks(jobs, perTransaction), lanes, (chunk) => processWebhookChunk(deps, chunk));
-      // A full batch means more are waiting: fetch again now instead of after the interval.
-      if (jobs.length === WEBHOOK_BATCH && webhookWorker) queue.notifyWorker(webhookWorker);
-    }),
+  /**
+   * queue.work, except that a batch that came back full is followed by the next fetch at once
+   * rather than after the polling interval: a backlog (a burst of deliveries, a thousand
+   * reset mails) drains at the handlers' pace, not at a batch per interval.
+   */
+  const workThrough = async <T extends object>(name: string, batchSize: number, handle: (jobs: Array<PgBoss.Job<T>>) => Promise<void>) => {
+    let id = '';
+    id = await queue.work<T>(
+      name,
+      { batchSize, pollingIntervalSeconds: POLLING_INTERVAL_SECONDS },
+      handlers.track(async (jobs) => {
+        await handle(jobs);
+        if (jobs.length === batchSize && id) queue.notifyWorker(id);
+      }),
+    );
+    return id;
+  };
+
+  const webhookWorker = await workThrough<WebhookJob>(QUEUES.webhook, WEBHOOK_BATCH, (jobs) =>
+    eachChunk(chunks(jobs, perTransaction), lanes(), (chunk) => processWebhookChunk(deps, chunk)),
   );
   await queue.work<WebhookJob>(
     QUEUES.webhookDead,
@@ -51,29 +66,21 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
       for (const job of jobs) await markDead(deps, job.data.inboxId);
     }),
   );
-  await queue.work<OperatorMessage>(
-    QUEUES.telegramSend,
-    { batchSize: SEND_BATCH, pollingIntervalSeconds: POLLING_INTERVAL_SECONDS },
-    handlers.track((jobs) =>
-      eachChunk(jobs, SEND_BATCH, async (job) => {
-        await sendOperatorMessage(deps, job.data).catch((error) => failJob(deps, QUEUES.telegramSend, job.id, error));
-      }),
-    ),
+  await workThrough<OperatorMessage>(QUEUES.telegramSend, SEND_BATCH, (jobs) =>
+    eachChunk(jobs, SEND_BATCH, async (job) => {
+      await sendOperatorMessage(deps, job.data).catch((error) => failJob(deps, QUEUES.telegramSend, job.id, error));
+    }),
   );
-  await queue.work<PasswordResetJob>(
-    QUEUES.passwordReset,
-    { batchSize: SEND_BATCH, pollingIntervalSeconds: POLLING_INTERVAL_SECONDS },
-    handlers.track((jobs) =>
-      eachChunk(jobs, SEND_BATCH, async (job) => {
-        await sendResetLink(deps, job.data.email).catch((error) => failJob(deps, QUEUES.passwordReset, job.id, error));
-      }),
-    ),
+  await workThrough<PasswordResetJob>(QUEUES.passwordReset, SEND_BATCH, (jobs) =>
+    eachChunk(jobs, SEND_BATCH, async (job) => {
+      await sendResetLink(deps, job.data.email).catch((error) => failJob(deps, QUEUES.passwordReset, job.id, error));
+    }),
   );
   await queue.work<OperatorMessage>(QUEUES.telegramDead, { pollingIntervalSeconds: 2 }, async (jobs) => {
     for (const job of jobs) logger.error({ chatId: job.data.chatId }, 'operator message not delivered after retries');
   });
 
-  const dispatcher = startInboxDispatcher(deps, () => webhookWorker && queue.notifyWorker(webhookWorker), { besideGateway: options.withGateway });
+  const dispatcher = startInboxDispatcher(deps, () => queue.notifyWorker(webhookWorker), { besideGateway: options.withGateway });
   const sweeper = startInboxSweeper(deps);
   const events = startEventSender(deps, {
     onOutcome: (type, outcome) => deps.metrics.countEventDelivery(type, outcome),
@@ -88,6 +95,7 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
   return {
     async stop() {
       clearInterval(cleanup);
+      unlisten();
       await dispatcher.stop();
       await sweeper.stop();
       await events.stop();

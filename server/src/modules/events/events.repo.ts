@@ -107,16 +107,21 @@ export type NewEvent = { id: string; type: string; accountId: number | null; bod
 /**
  * The event and its deliveries, one per endpoint that wants its type (skipped at once where
  * the endpoint is disabled), in one statement of the caller's transaction. For an account's
- * event it first takes a lock on the account's events, held to the commit: the deliveries of
- * one account get their `seq` in the order their transactions commit, so the sender, which
- * goes by seq, never sees a later one before an earlier one that has yet to commit.
+ * event that an enabled endpoint wants, it first takes a lock on the account's events, held
+ * to the commit: the deliveries of one account get their `seq` in the order their
+ * transactions commit, so the sender, which goes by seq, never sees a later one before an
+ * earlier one that has yet to commit. An event no endpoint will be sent has no pending
+ * delivery to order, and takes no lock: a site's payments, say, are applied in parallel
+ * lanes until the platform subscribes to `payment.updated`.
  */
 export async function insertEvent(tx: Queryable, event: NewEvent): Promise<void> {
   await tx.query(
     {
       name: 'events_insert',
       text: `WITH locked AS (
-               SELECT CASE WHEN $3::int IS NULL THEN NULL ELSE pg_advisory_xact_lock(hashtextextended('events:' || $3::int, 0)) END
+               SELECT CASE WHEN $3::int IS NULL OR NOT EXISTS (
+                        SELECT 1 FROM event_endpoints w WHERE w.enabled AND (w.events IS NULL OR $2 = ANY (w.events)))
+                      THEN NULL ELSE pg_advisory_xact_lock(hashtextextended('events:' || $3::int, 0)) END
              ), event AS (
                INSERT INTO events (id, type, account_id, body, created_at) SELECT $1, $2, $3, $4, $5 FROM locked RETURNING id
              )

@@ -68,11 +68,15 @@ export function latestPayments(db: Queryable, siteId: number): Promise<ListedPay
 
 export type PaymentRow = Pick<PaymentRecord, 'reference' | 'checkout_session' | 'status' | 'amount' | 'currency' | 'last_event_at'>;
 
-const SELECT_PAYMENTS = {
-  name: 'payment_rows',
-  text: `SELECT reference, checkout_session, status, amount, currency, last_event_at FROM payments
-         WHERE site_id = $1 AND (reference = ANY($2) OR checkout_session = ANY($2)) FOR UPDATE`,
-};
+/**
+ * Not a named (prepared) statement on purpose: PostgreSQL would soon keep one generic plan
+ * for it, and a plan made while the table was still empty (a new deployment's first burst)
+ * finds the site's rows by `site_id` alone and filters them, a scan of every payment of the
+ * site per delivery until the next ANALYZE. Planned with the values at each call, it always
+ * takes the two key indexes.
+ */
+const SELECT_PAYMENTS = `SELECT reference, checkout_session, status, amount, currency, last_event_at FROM payments
+  WHERE site_id = $1 AND (reference = ANY($2) OR checkout_session = ANY($2)) FOR UPDATE`;
 
 /** The site's payments known by any of these keys, locked. */
 export function lockPayments(tx: Queryable, siteId: number, keys: string[]): Promise<PaymentRow[]> {

@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.ts';
 import type { Tx } from '../../lib/db.ts';
-import { ignored, type Outcome } from '../provider.ts';
+import { ignored, type InboxEntry, type Outcome } from '../provider.ts';
 import { providerNamed } from '../registry.ts';
 import * as inbox from './repo.ts';
 
@@ -10,35 +10,32 @@ import * as inbox from './repo.ts';
  * the effect commits together with the new state or not at all.
  */
 export async function processInboxEntry(deps: Deps, inboxId: string): Promise<Outcome | undefined> {
-  const outcome = await deps.db.transaction((tx) => applyEntry(deps, tx, inboxId));
-  if (outcome?.state === 'ignored') logIgnored(deps, inboxId, outcome);
-  return outcome;
+  const [applied] = await processInboxEntries(deps, [inboxId]);
+  return applied?.outcome;
 }
 
 /**
  * Several entries in one transaction: one commit instead of one per entry, which is most
- * of a small effect's cost. All or nothing: if one entry fails, none is applied and the
- * caller falls back to one transaction per entry to find it.
+ * of a small effect's cost, and one statement each to lock the entries and to record their
+ * outcomes. All or nothing: if one entry fails, none is applied and the caller falls back
+ * to one transaction per entry to find it. Returns the entries applied (those still
+ * waiting) with their outcomes.
  */
-export async function processInboxEntries(deps: Deps, inboxIds: string[]): Promise<void> {
-  const outcomes = await deps.db.transaction(async (tx) => {
-    const results: Array<Outcome | undefined> = [];
-    for (const id of inboxIds) results.push(await applyEntry(deps, tx, id));
+export async function processInboxEntries(deps: Deps, inboxIds: string[]): Promise<Array<{ id: string; outcome: Outcome }>> {
+  const applied = await deps.db.transaction(async (tx) => {
+    const results: Array<{ id: string; outcome: Outcome }> = [];
+    for (const entry of await inbox.lockReceivedEntries(tx, inboxIds)) results.push({ id: entry.id, outcome: await applyEntry(deps, tx, entry) });
+    await inbox.setOutcomes(tx, results, deps.clock.now());
     return results;
   });
-  outcomes.forEach((outcome, index) => {
-    if (outcome?.state === 'ignored') logIgnored(deps, inboxIds[index], outcome);
-  });
+  for (const { id, outcome } of applied) if (outcome.state === 'ignored') logIgnored(deps, id, outcome);
+  return applied;
 }
 
 /** The stored bytes were verified on the way in, so they are only parsed here. */
-async function applyEntry(deps: Deps, tx: Tx, inboxId: string): Promise<Outcome | undefined> {
-  const entry = await inbox.lockReceivedEntry(tx, inboxId);
-  if (!entry) return undefined;
+function applyEntry(deps: Deps, tx: Tx, entry: InboxEntry): Promise<Outcome> {
   const provider = providerNamed(entry.provider);
-  const outcome = provider ? await provider.handle(deps, tx, provider.parse(entry.payload), entry) : ignored(`unknown provider ${entry.provider}`);
-  await inbox.setOutcome(tx, entry.id, outcome, deps.clock.now());
-  return outcome;
+  return provider ? provider.handle(deps, tx, provider.parse(entry.payload), entry) : Promise.resolve(ignored(`unknown provider ${entry.provider}`));
 }
 
 function logIgnored(deps: Deps, inboxId: string, outcome: { reason: string }): void {

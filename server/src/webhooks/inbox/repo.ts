@@ -65,28 +65,44 @@ export async function staleIds(db: Queryable, cutoff: Date, limit: number): Prom
   return (await db.query<{ id: string }>(STALE, [cutoff, limit])).map((row) => row.id);
 }
 
-const LOCK_ENTRY = {
+const LOCK_ENTRIES = {
   name: 'webhook_inbox_lock',
-  text: 'SELECT id, provider, scope, payload, received_at, state FROM webhook_inbox WHERE id = $1 FOR UPDATE',
+  text: `SELECT id, provider, scope, payload, received_at FROM webhook_inbox
+         WHERE id = ANY($1::uuid[]) AND state = 'received' ORDER BY id FOR UPDATE`,
 };
 
-type EntryRow = Pick<InboxRecord, 'id' | 'provider' | 'scope' | 'payload' | 'received_at' | 'state'>;
+type EntryRow = Pick<InboxRecord, 'id' | 'provider' | 'scope' | 'payload' | 'received_at'>;
 
-/** The entry, locked until the transaction ends, if it is still waiting to be applied. */
-export async function lockReceivedEntry(tx: Queryable, id: string): Promise<InboxEntry | undefined> {
-  const [row] = await tx.query<EntryRow>(LOCK_ENTRY, [id]);
-  if (!row || row.state !== 'received') return undefined;
-  return { id: row.id, provider: row.provider, scope: row.scope, payload: row.payload, receivedAt: row.received_at };
+/**
+ * Those of the entries still waiting to be applied, locked until the transaction ends, in
+ * the order of `ids`. One statement for a worker's whole chunk; the rows are locked in id
+ * order, so two transactions locking overlapping chunks (a replay beside a retry) wait for
+ * each other instead of deadlocking. A row that another transaction applied while this one
+ * waited for its lock is rechecked and left out.
+ */
+export async function lockReceivedEntries(tx: Queryable, ids: string[]): Promise<InboxEntry[]> {
+  const rows = new Map((await tx.query<EntryRow>(LOCK_ENTRIES, [ids])).map((row) => [row.id, row]));
+  return ids.flatMap((id) => {
+    const row = rows.get(id);
+    return row ? [{ id: row.id, provider: row.provider, scope: row.scope, payload: row.payload, receivedAt: row.received_at }] : [];
+  });
 }
 
-const SET_OUTCOME = {
-  name: 'webhook_inbox_outcome',
-  text: 'UPDATE webhook_inbox SET state = $2, reason = $3, attempts = attempts + 1, processed_at = $4 WHERE id = $1',
+const SET_OUTCOMES = {
+  name: 'webhook_inbox_outcomes',
+  text: `UPDATE webhook_inbox AS w SET state = o.state, reason = o.reason, attempts = w.attempts + 1, processed_at = $4
+         FROM unnest($1::uuid[], $2::text[], $3::text[]) AS o(id, state, reason) WHERE w.id = o.id`,
 };
 
-/** last_error is left as it was: after a success it still tells why earlier attempts failed. */
-export async function setOutcome(tx: Queryable, id: string, outcome: Outcome, now: Date): Promise<void> {
-  await tx.query(SET_OUTCOME, [id, outcome.state, outcome.state === 'ignored' ? outcome.reason : null, now]);
+/** Each applied entry's outcome, in one statement. last_error is left as it was: after a success it still tells why earlier attempts failed. */
+export async function setOutcomes(tx: Queryable, outcomes: Array<{ id: string; outcome: Outcome }>, now: Date): Promise<void> {
+  if (!outcomes.length) return;
+  await tx.query(SET_OUTCOMES, [
+    outcomes.map((o) => o.id),
+    outcomes.map((o) => o.outcome.state),
+    outcomes.map((o) => (o.outcome.state === 'ignored' ? o.outcome.reason : null)),
+    now,
+  ]);
 }
 
 /** Outside the failed transaction, so the count and the error survive its rollback. */
