@@ -139,6 +139,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
         await sessionTouches.stop();
         await queue.stop({ graceful: true, wait: true, timeout: 10_000 }).catch((error) => logger.warn({ err: error }, 'queue stop failed'));
         await mailer.close();
+        await passwords.close();
         await db.close();
       },
     };
