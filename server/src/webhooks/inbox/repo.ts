@@ -2,7 +2,11 @@ import type { Queryable } from '../../lib/db.ts';
 import type { InboxEntry, Outcome, ProviderName } from '../provider.ts';
 import { INBOX_STATES, type InboxRecord, type InboxState } from './model.ts';
 
-// Every statement on webhook_inbox (model.ts), in one place. Named ones are prepared once per connection.
+// Every statement on webhook_inbox (model.ts), in one place. Named ones are prepared once per
+// connection. A statement that picks rows by `id = ANY(…)` is left unnamed, to be planned at
+// each call: PostgreSQL soon keeps one generic plan for a named one, and a plan made while
+// the table was still empty (a new deployment's first burst) scans the whole table for its
+// ids until the next ANALYZE, where a plan made with the values looks them up by key.
 
 /** A verified delivery, ready to be kept. `scope` is the site key or channel id ('' if none). */
 export type InboxDelivery = { provider: ProviderName; scope: string; externalId: string; payload: Buffer };
@@ -40,10 +44,7 @@ const UNDISPATCHED = {
   text: `SELECT id FROM webhook_inbox WHERE state = 'received' AND enqueued_at IS NULL
          ORDER BY received_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
 };
-const MARK_ENQUEUED = {
-  name: 'webhook_inbox_enqueued',
-  text: 'UPDATE webhook_inbox SET enqueued_at = $2 WHERE id = ANY($1::uuid[])',
-};
+const MARK_ENQUEUED = 'UPDATE webhook_inbox SET enqueued_at = $2 WHERE id = ANY($1::uuid[])';
 
 /** Rows kept but given no job yet, locked for this transaction; others dispatching skip them. */
 export async function lockUndispatched(tx: Queryable, limit: number): Promise<string[]> {
@@ -65,11 +66,8 @@ export async function staleIds(db: Queryable, cutoff: Date, limit: number): Prom
   return (await db.query<{ id: string }>(STALE, [cutoff, limit])).map((row) => row.id);
 }
 
-const LOCK_ENTRIES = {
-  name: 'webhook_inbox_lock',
-  text: `SELECT id, provider, scope, payload, received_at FROM webhook_inbox
-         WHERE id = ANY($1::uuid[]) AND state = 'received' ORDER BY id FOR UPDATE`,
-};
+const LOCK_ENTRIES = `SELECT id, provider, scope, payload, received_at FROM webhook_inbox
+  WHERE id = ANY($1::uuid[]) AND state = 'received' ORDER BY id FOR UPDATE`;
 
 type EntryRow = Pick<InboxRecord, 'id' | 'provider' | 'scope' | 'payload' | 'received_at'>;
 
@@ -88,11 +86,8 @@ export async function lockReceivedEntries(tx: Queryable, ids: string[]): Promise
   });
 }
 
-const SET_OUTCOMES = {
-  name: 'webhook_inbox_outcomes',
-  text: `UPDATE webhook_inbox AS w SET state = o.state, reason = o.reason, attempts = w.attempts + 1, processed_at = $4
-         FROM unnest($1::uuid[], $2::text[], $3::text[]) AS o(id, state, reason) WHERE w.id = o.id`,
-};
+const SET_OUTCOMES = `UPDATE webhook_inbox AS w SET state = o.state, reason = o.reason, attempts = w.attempts + 1, processed_at = $4
+  FROM unnest($1::uuid[], $2::text[], $3::text[]) AS o(id, state, reason) WHERE w.id = o.id`;
 
 /** Each applied entry's outcome, in one statement. last_error is left as it was: after a success it still tells why earlier attempts failed. */
 export async function setOutcomes(tx: Queryable, outcomes: Array<{ id: string; outcome: Outcome }>, now: Date): Promise<void> {
