@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { processInboxEntries, processInboxEntry } from '../server/src/webhooks/inbox/processor.ts';
 import { request, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 import {
@@ -251,6 +252,51 @@ test('the signing secret never appears in logs or answers', async () => {
   assert.not.match(service.logs.text(), SECRET);
   const [row] = await service.deps.db.query<{ secret_sealed: string }>('SELECT secret_sealed FROM sites WHERE site_key = $1', [siteKey]);
   assert.not.match(row.secret_sealed, SECRET);
+});
+
+/**
+ * Kept as the gateway keeps a delivery, but marked dispatched, so the running worker leaves
+ * it to the test (the sweeper only takes rows older than 10 s on the service's clock).
+ */
+async function keptNotDispatched(payload: string): Promise<string> {
+  const id = randomUUID();
+  await service.deps.db.query(
+    `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at, enqueued_at) VALUES ($1, 'payment', $2, $3, $4, $5, $5)`,
+    [id, siteKey, `evt_${randomBytes(8).toString('hex')}`, Buffer.from(payload), service.clock.now()],
+  );
+  return id;
+}
+
+const succeeded = (pi: string) => JSON.stringify(stripeEvent({ type: 'payment_intent.succeeded', created: unixNow(service), object: intentObject(pi) }));
+
+async function entryStates(ids: string[]) {
+  const rows = await service.deps.db.query<{ id: string; state: string; attempts: number }>('SELECT id, state, attempts FROM webhook_inbox WHERE id = ANY($1::uuid[])', [ids]);
+  return ids.map((id) => rows.find((row) => row.id === id)).map((row) => row && `${row.state}/${row.attempts}`);
+}
+
+test("a worker chunk applies its waiting entries in order, skips one already applied, and is all or nothing", async () => {
+  const [a, b, c] = [ids(), ids(), ids()];
+  const entries = [await keptNotDispatched(succeeded(a.pi)), await keptNotDispatched(succeeded(b.pi)), await keptNotDispatched(succeeded(c.pi))];
+  await service.deps.db.query(`UPDATE webhook_inbox SET state = 'processed' WHERE id = $1`, [entries[1]]);
+  const applied = await processInboxEntries(service.deps, entries);
+  assert.equal(applied, [{ id: entries[0], outcome: { state: 'processed' } }, { id: entries[2], outcome: { state: 'processed' } }]);
+  assert.equal(await entryStates(entries), ['processed/1', 'processed/0', 'processed/1'], 'the applied one was not touched again');
+  assert.equal(new Set((await payments()).items.map((item) => item.reference)).has(b.pi), false, 'no effect for the skipped entry');
+  await paymentOf(a.pi, 'paid');
+  await paymentOf(c.pi, 'paid');
+
+  // One entry that cannot be applied (bytes that are not JSON) rolls the whole chunk back.
+  const d = ids();
+  const chunk = [await keptNotDispatched(succeeded(d.pi)), await keptNotDispatched('not json at all')];
+  const failed = await processInboxEntries(service.deps, chunk).then(() => 'applied', () => 'failed');
+  assert.is(failed, 'failed');
+  assert.equal(await entryStates(chunk), ['received/0', 'received/0']);
+  assert.not.ok((await payments()).items.some((item) => item.reference === d.pi), 'the good entry rolled back with the chunk');
+  // Entry by entry, as the worker falls back: the good one applies, the bad one fails alone.
+  assert.equal(await processInboxEntry(service.deps, chunk[0]), { state: 'processed' });
+  await paymentOf(d.pi, 'paid');
+  assert.is(await processInboxEntry(service.deps, chunk[1]).then(() => 'applied', () => 'failed'), 'failed');
+  assert.equal(await entryStates(chunk), ['processed/1', 'received/0']);
 });
 
 test.run();
