@@ -118,17 +118,18 @@ export async function insertEvent(tx: Queryable, event: NewEvent): Promise<void>
   await tx.query(
     {
       name: 'events_insert',
-      text: `WITH locked AS (
-               SELECT CASE WHEN $3::int IS NULL OR NOT EXISTS (
-                        SELECT 1 FROM event_endpoints w WHERE w.enabled AND (w.events IS NULL OR $2 = ANY (w.events)))
+      text: `WITH wanting AS (
+               SELECT id, enabled FROM event_endpoints WHERE events IS NULL OR $2 = ANY (events)
+             ), locked AS (
+               SELECT CASE WHEN $3::int IS NULL OR NOT EXISTS (SELECT 1 FROM wanting WHERE enabled)
                       THEN NULL ELSE pg_advisory_xact_lock(hashtextextended('events:' || $3::int, 0)) END
              ), event AS (
                INSERT INTO events (id, type, account_id, body, created_at) SELECT $1, $2, $3, $4, $5 FROM locked RETURNING id
              )
              INSERT INTO event_deliveries (id, endpoint_id, event_id, account_id, type, state, next_attempt_at, created_at, finished_at)
-             SELECT gen_random_uuid(), e.id, event.id, $3, $2, CASE WHEN e.enabled THEN 'pending' ELSE 'skipped' END, $5, $5,
-                    CASE WHEN e.enabled THEN NULL ELSE $5::timestamptz END
-             FROM event, event_endpoints e WHERE e.events IS NULL OR $2 = ANY (e.events)`,
+             SELECT gen_random_uuid(), w.id, event.id, $3, $2, CASE WHEN w.enabled THEN 'pending' ELSE 'skipped' END, $5, $5,
+                    CASE WHEN w.enabled THEN NULL ELSE $5::timestamptz END
+             FROM event, wanting w`,
     },
     [event.id, event.type, event.accountId, event.body, event.at],
   );
