@@ -55,8 +55,7 @@ function createHashingThreads(slots: number) {
     thread.unref();
     return thread;
   };
-  let threads = new Set<Worker>();
-  let started = false;
+  const threads = new Set<Worker>();
   const idle: Worker[] = [];
   const waiting: Array<(thread: Worker) => void> = [];
   const release = (thread: Worker) => {
@@ -65,10 +64,9 @@ function createHashingThreads(slots: number) {
     else idle.push(thread);
   };
   const take = (): Worker | Promise<Worker> => {
-    if (!started) {
-      started = true;
-      for (let n = 0; n < slots; n++) idle.push(spawn());
-      threads = new Set(idle);
+    if (!threads.size) {
+      for (let n = 0; n < slots; n++) threads.add(spawn());
+      idle.push(...threads);
     }
     return idle.pop() ?? new Promise<Worker>((resolve) => waiting.push(resolve));
   };
@@ -103,7 +101,6 @@ function createHashingThreads(slots: number) {
       await Promise.all([...threads].map((thread) => thread.terminate()));
       threads.clear();
       idle.length = 0;
-      started = false;
     },
   };
 }
