@@ -3,7 +3,18 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
-import { callerFor, createAccount, paddleEvent, paddleHeaders, post, startWithOwner, unixNow, type TestAccount } from './helpers/webhook-fixtures.ts';
+import {
+  applyChunksCrossed,
+  callerFor,
+  createAccount,
+  keptNotDispatched,
+  paddleEvent,
+  paddleHeaders,
+  post,
+  startWithOwner,
+  unixNow,
+  type TestAccount,
+} from './helpers/webhook-fixtures.ts';
 
 // Paddle Billing deliveries to POST /billingprovider/webhook; BILLING_WEBHOOK_SECRET holds
 // two secrets, as during a rotation.
@@ -229,5 +240,24 @@ test('secrets never reach the logs', async () => {
   assert.not.match(service.logs.text(), CURRENT);
   assert.not.match(service.logs.text(), PREVIOUS);
 });
+
+// Two transactions at once: the embedded database has one connection, so only a server can race them.
+if (process.env.DATABASE_URL) {
+  test('two worker chunks with subscriptions of the same two accounts in opposite orders wait for each other instead of deadlocking', async () => {
+    const [x, y] = [await createAccount(service, 'x'), await createAccount(service, 'y')];
+    const kept = async (account: TestAccount) =>
+      keptNotDispatched(service, 'billing', '', JSON.stringify(paddleEvent({ eventType: 'subscription.activated', occurredAt: new Date(), data: subscription('active', { account }) })));
+    const first = [await kept(x), await kept(y)];
+    const second = [await kept(y), await kept(x)];
+    // Locking accounts as it goes, the second chunk would hold y and wait for x, which the
+    // first holds while it waits for y: PostgreSQL would end one of them.
+    const hold = { sql: 'SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', params: [y.id] };
+    assert.equal(await applyChunksCrossed(service, hold, first, second), ['applied', 'applied']);
+    const states = await service.deps.db.query<{ state: string }>('SELECT state FROM webhook_inbox WHERE id = ANY($1::uuid[])', [[...first, ...second]]);
+    assert.equal(states.map((row) => row.state), ['processed', 'processed', 'processed', 'processed']);
+    await expectPlan(x, 'pro');
+    await expectPlan(y, 'pro');
+  });
+}
 
 test.run();

@@ -1,10 +1,14 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { createEndpoint, deleteEndpoint } from '../server/src/admin/admin.events.service.ts';
 import { processInboxEntries, processInboxEntry } from '../server/src/webhooks/inbox/processor.ts';
+import { EventReceiver } from './helpers/event-receiver.ts';
 import { request, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 import {
+  applyChunksCrossed,
+  keptNotDispatched as keptNotDispatchedIn,
   post,
   startWithOwner,
   stripeEvent,
@@ -254,18 +258,7 @@ test('the signing secret never appears in logs or answers', async () => {
   assert.not.match(row.secret_sealed, SECRET);
 });
 
-/**
- * Kept as the gateway keeps a delivery, but marked dispatched, so the running worker leaves
- * it to the test (the sweeper only takes rows older than 10 s on the service's clock).
- */
-async function keptNotDispatched(payload: string): Promise<string> {
-  const id = randomUUID();
-  await service.deps.db.query(
-    `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at, enqueued_at) VALUES ($1, 'payment', $2, $3, $4, $5, $5)`,
-    [id, siteKey, `evt_${randomBytes(8).toString('hex')}`, Buffer.from(payload), service.clock.now()],
-  );
-  return id;
-}
+const keptNotDispatched = (payload: string) => keptNotDispatchedIn(service, 'payment', siteKey, payload);
 
 const succeeded = (pi: string) => JSON.stringify(stripeEvent({ type: 'payment_intent.succeeded', created: unixNow(service), object: intentObject(pi) }));
 
@@ -298,5 +291,32 @@ test("a worker chunk applies its waiting entries in order, skips one already app
   assert.is(await processInboxEntry(service.deps, chunk[1]).then(() => 'applied', () => 'failed'), 'failed');
   assert.equal(await entryStates(chunk), ['processed/1', 'received/0']);
 });
+
+// Two transactions at once: the embedded database has one connection, so only a server can race them.
+if (process.env.DATABASE_URL) {
+  test('two chunks touching the same payments in opposite orders, with payment.updated subscribed, wait for each other instead of deadlocking', async () => {
+    const operator = { accountId: null, request: { ip: '127.0.0.1', requestId: 'test' } };
+    const receiver = await EventReceiver.start();
+    const { endpoint } = await createEndpoint(service.deps, operator, { url: receiver.url, events: ['payment.updated'] });
+    try {
+      const [p, q] = [ids(), ids()];
+      assert.equal(await processInboxEntry(service.deps, await keptNotDispatched(succeeded(q.pi))), { state: 'processed' });
+      const refunded = (r: { pi: string; ch: string }) =>
+        JSON.stringify(stripeEvent({ type: 'charge.refunded', created: unixNow(service) + 5, object: { id: r.ch, object: 'charge', payment_intent: r.pi, amount: 2500, amount_refunded: 2500, refunded: true, currency: 'eur' } }));
+      const first = [await keptNotDispatched(succeeded(p.pi)), await keptNotDispatched(succeeded(q.pi))];
+      const second = [await keptNotDispatched(refunded(q)), await keptNotDispatched(refunded(p))];
+      // Taking its locks as it goes, the second chunk would hold q and wait for the account's
+      // event order, which the first holds (after p) while it waits for q: PostgreSQL would end one.
+      const hold = { sql: 'SELECT 1 FROM payments WHERE reference = $1 FOR UPDATE', params: [q.pi] };
+      assert.equal(await applyChunksCrossed(service, hold, first, second), ['applied', 'applied']);
+      assert.equal(await entryStates([...first, ...second]), ['processed/1', 'processed/1', 'processed/1', 'processed/1']);
+      await paymentOf(p.pi, 'refunded');
+      await paymentOf(q.pi, 'refunded');
+    } finally {
+      await deleteEndpoint(service.deps, operator, endpoint.id);
+      await receiver.close();
+    }
+  });
+}
 
 test.run();

@@ -1,10 +1,12 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
 import { createCallerFactory } from '../../server/src/trpc/procedures.ts';
 import { createContextInner } from '../../server/src/trpc/context.ts';
 import { appRouter } from '../../server/src/router.ts';
+import { processInboxEntries } from '../../server/src/webhooks/inbox/processor.ts';
 import { linkToken } from './smtp.ts';
 import { request, startTestService, type HttpResult, type TestService } from './service.ts';
+import { eventually } from './wait.ts';
 
 const stripe = new Stripe('sk_test_x');
 
@@ -47,6 +49,57 @@ export async function startWithOwner(env: Record<string, string> = {}, label = '
   } catch (error) {
     await service.close();
     throw error;
+  }
+}
+
+/**
+ * Kept as the gateway keeps a delivery, but marked dispatched, so the running worker leaves
+ * it to the test (the sweeper only takes rows older than 10 s on the service's clock).
+ */
+export async function keptNotDispatched(service: Pick<TestService, 'deps' | 'clock'>, provider: string, scope: string, payload: string): Promise<string> {
+  const id = randomUUID();
+  await service.deps.db.query(
+    `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at, enqueued_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+    [id, provider, scope, `evt_${randomBytes(8).toString('hex')}`, Buffer.from(payload), service.clock.now()],
+  );
+  return id;
+}
+
+/**
+ * Applies two worker chunks at once, as two lanes would, in the order that deadlocks if
+ * their locks are taken as the entries come: another transaction holds a row (`hold`, a
+ * `SELECT … FOR UPDATE`) that the second chunk's first entry needs; once the second waits
+ * for it, the first chunk starts; once it waits too, the row is let go. Returns how each
+ * chunk ended: 'applied', or the error's message.
+ */
+export async function applyChunksCrossed(service: Pick<TestService, 'deps'>, hold: { sql: string; params: unknown[] }, first: string[], second: string[]): Promise<[string, string]> {
+  const { db } = service.deps;
+  let release = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let holding = () => {};
+  const held = new Promise<void>((resolve) => (holding = resolve));
+  const holder = db.transaction(async (tx) => {
+    await tx.query(hold.sql, hold.params);
+    holding();
+    await released;
+  });
+  const waiting = (count: number) =>
+    eventually(`${count} transactions waiting for a lock`, async () => {
+      const [row] = await db.query<{ count: number }>('SELECT count(*)::int AS count FROM pg_locks WHERE NOT granted');
+      return row.count >= count || undefined;
+    }, 10_000);
+  const run = (ids: string[]) => processInboxEntries(service.deps, ids).then(() => 'applied', (error: Error) => error.message);
+  try {
+    await held;
+    const secondRun = run(second);
+    await waiting(1);
+    const firstRun = run(first);
+    await waiting(2);
+    release();
+    return [await firstRun, await secondRun];
+  } finally {
+    release();
+    await holder;
   }
 }
 

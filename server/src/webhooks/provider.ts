@@ -18,6 +18,13 @@ export type Outcome = { state: 'processed' } | { state: 'ignored'; reason: strin
 
 export const PROCESSED: Outcome = { state: 'processed' };
 export const ignored = (reason: string): Outcome => ({ state: 'ignored', reason });
+/**
+ * The locks an effect takes, by kind, in the order every transaction takes them: rows of
+ * `accounts`, then the effect's named locks (a payment, a subscription), then the accounts'
+ * event-ordering locks (modules/events). The domain functions declare them (sites, billing, channels).
+ */
+export type EffectLocks = { accounts?: number[]; names?: string[]; orderings?: string[] };
+
 /** A domain step's answer (a reason it changed nothing, or undefined) as an outcome. */
 export const outcomeOf = (reason: string | undefined): Outcome => (reason === undefined ? PROCESSED : ignored(reason));
 
@@ -51,6 +58,11 @@ export type WebhookProvider<Secret, Event> = {
   payload: ZodType;
   /** Applies the event in the worker's transaction: effect and inbox state commit together. */
   handle(deps: Deps, tx: Tx, event: Event, entry: InboxEntry): Promise<Outcome>;
+  /**
+   * The locks `handle` takes for these events (none if left out), so that a chunk of several
+   * entries can take all its locks first, in one order (inbox/processor.ts).
+   */
+  locks?(deps: Deps, tx: Tx, items: Array<{ event: Event; entry: InboxEntry }>): Promise<EffectLocks>;
 };
 
 /** Any provider of the registry, whatever its secret and event types. */

@@ -77,6 +77,11 @@ export async function lockAccount(tx: Queryable, by: { id: number } | { email: s
   return account;
 }
 
+/** Locks the rows of these accounts in id order, for a transaction that takes its locks up front. */
+export async function lockAccounts(tx: Queryable, ids: number[]): Promise<void> {
+  if (ids.length) await tx.query('SELECT id FROM accounts WHERE id = ANY($1::int[]) ORDER BY id FOR UPDATE', [ids]);
+}
+
 export async function emailIsTaken(db: Queryable, email: string): Promise<boolean> {
   return (await db.query('SELECT 1 FROM accounts WHERE email = $1', [email])).length > 0;
 }

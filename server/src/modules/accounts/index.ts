@@ -20,6 +20,7 @@ export {
   dropPreviousApiKeysUntil,
   lockAccount,
   lockAccountPassword,
+  lockAccounts,
   lockAccountRowByEmail,
   passwordHashOf,
   replaceApiKey,

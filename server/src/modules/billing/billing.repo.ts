@@ -11,6 +11,12 @@ export async function lastApplied(tx: Queryable, subscriptionId: string): Promis
   return last;
 }
 
+/** The accounts these subscriptions were last applied to. */
+export async function accountsOfSubscriptions(tx: Queryable, subscriptionIds: string[]): Promise<number[]> {
+  const rows = await tx.query<Pick<SubscriptionRecord, 'account_id'>>('SELECT account_id FROM billing_subscriptions WHERE subscription_id = ANY($1::text[])', [subscriptionIds]);
+  return rows.flatMap((row) => (row.account_id === null ? [] : [row.account_id]));
+}
+
 /** The prices of the account's subscriptions in one of these statuses. */
 export async function pricesOf(tx: Queryable, accountId: number, statuses: string[]): Promise<Array<string | null>> {
   const rows = await tx.query<Pick<SubscriptionRecord, 'price_id'>>('SELECT price_id FROM billing_subscriptions WHERE account_id = $1 AND status = ANY($2)', [accountId, statuses]);

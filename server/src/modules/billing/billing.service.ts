@@ -2,6 +2,7 @@ import type { Deps } from '../../deps.ts';
 import { lockNames } from '../../lib/advisory-locks.ts';
 import type { Tx } from '../../lib/db.ts';
 import { emitAccountEvent, lockAccount, setPlan } from '../accounts/index.ts';
+import { eventOrderingLocks } from '../events/index.ts';
 import * as repo from './billing.repo.ts';
 
 const LIVE_STATUSES = ['active', 'trialing', 'past_due'];
@@ -21,7 +22,7 @@ export async function applySubscriptionChange(deps: Deps, tx: Tx, change: Subscr
   const account = await lockAccount(tx, { id: change.accountId });
   if (!account) return `unknown account ${change.accountId}`;
 
-  await lockNames(tx, [`billing:${change.id}`]);
+  await lockNames(tx, [billingLockName(change.id)]);
   const last = await repo.lastApplied(tx, change.id);
   if (last && change.occurredAt < last.last_occurred_at) return 'older than the last applied event of this subscription';
   await recordSubscription(tx, change);
@@ -33,6 +34,21 @@ export async function applySubscriptionChange(deps: Deps, tx: Tx, change: Subscr
   if (live && !deps.config.billingPlans.has(change.priceId ?? '')) return `unknown price ${change.priceId}`;
   return undefined;
 }
+
+/**
+ * The locks that applying these changes takes (applySubscriptionChange), for a chunk of
+ * deliveries that takes all its locks before applying any: the rows of the accounts named
+ * and of those the subscriptions were on before, the subscriptions', and the accounts'
+ * ordering locks while `account.updated` is wanted.
+ */
+export async function subscriptionChangeLocks(tx: Tx, changes: SubscriptionChange[]): Promise<{ accounts: number[]; names: string[]; orderings: string[] }> {
+  if (!changes.length) return { accounts: [], names: [], orderings: [] };
+  const ids = changes.map((change) => change.id);
+  const accounts = [...new Set([...changes.map((change) => change.accountId), ...(await repo.accountsOfSubscriptions(tx, ids))])];
+  return { accounts, names: ids.map(billingLockName), orderings: await eventOrderingLocks(tx, 'account.updated', accounts) };
+}
+
+const billingLockName = (subscriptionId: string) => `billing:${subscriptionId}`;
 
 /** The plan of the account's best live subscription; rank is the order of BILLING_PLANS, last highest. */
 async function applyBestPlan(deps: Deps, tx: Tx, accountId: number): Promise<void> {

@@ -1,3 +1,3 @@
 // The billing module's face: what the billing provider's webhook (server/src/webhooks) uses.
-export { applySubscriptionChange, type SubscriptionChange } from './billing.service.ts';
+export { applySubscriptionChange, subscriptionChangeLocks, type SubscriptionChange } from './billing.service.ts';
 export { billingSubscriptionsTable } from './billing.model.ts';

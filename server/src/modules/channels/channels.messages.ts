@@ -2,7 +2,7 @@ import type { Deps } from '../../deps.ts';
 import type { Tx } from '../../lib/db.ts';
 import { enqueueOperatorMessages, operatorChatsOf } from '../notifications/index.ts';
 import * as repo from './channels.repo.ts';
-import { emitEvent } from '../events/index.ts';
+import { emitEvent, eventOrderingLocks } from '../events/index.ts';
 
 export type VisitorMessage = {
   conversationId: string;
@@ -42,4 +42,14 @@ export async function storeVisitorMessage(deps: Deps, tx: Tx, origin: MessageOri
   const text = `${channel.name} (${PLATFORM_LABELS[channel.platform] ?? channel.platform}), ${message.senderName ?? 'a visitor'}:\n${message.text}`;
   await enqueueOperatorMessages(deps, tx, chats.map((chatId) => ({ chatId, text })));
   return undefined;
+}
+
+/**
+ * The locks that storing messages of these channels takes (storeVisitorMessage), for a chunk
+ * of deliveries that takes all its locks before applying any: the ordering lock of each
+ * channel's account while `message.received` is wanted.
+ */
+export async function visitorMessageLocks(tx: Tx, channelIds: string[]): Promise<{ orderings: string[] }> {
+  if (!channelIds.length) return { orderings: [] };
+  return { orderings: await eventOrderingLocks(tx, 'message.received', await repo.accountsOfChannels(tx, [...new Set(channelIds)])) };
 }

@@ -1,8 +1,8 @@
 import type { Queryable } from '../../lib/db.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { randomToken } from '../../lib/crypto.ts';
-import { insertEvent } from './events.repo.ts';
-import type { OutboundEvent, SecurityChange } from './events.schemas.ts';
+import { enabledEndpointWants, insertEvent, orderingLockName } from './events.repo.ts';
+import type { EventType, OutboundEvent, SecurityChange } from './events.schemas.ts';
 
 /** An event id, the `webhook-id` of every attempt: `msg_` and 24 random characters. */
 export const newEventId = () => `msg_${randomToken(18)}`;
@@ -36,4 +36,14 @@ export async function emitEvent(tx: Queryable, clock: Clock, event: OutboundEven
 /** `security.changed`: what changed on the account, never the secret itself. */
 export function emitSecurityChange(tx: Queryable, clock: Clock, accountId: number, what: SecurityChange): Promise<void> {
   return emitEvent(tx, clock, { type: 'security.changed', data: { account_id: accountId, what } });
+}
+
+/**
+ * The names of the locks that emitting `type` for these accounts takes (none while no enabled
+ * endpoint wants the type), for a transaction that takes all its locks up front: the
+ * worker's chunk of webhook effects (webhooks/inbox/processor.ts).
+ */
+export async function eventOrderingLocks(db: Queryable, type: EventType, accountIds: number[]): Promise<string[]> {
+  if (!accountIds.length || !(await enabledEndpointWants(db, type))) return [];
+  return accountIds.map(orderingLockName);
 }

@@ -105,6 +105,21 @@ export const sealedPreviousEndpointSecrets = sealedColumn('event_endpoints.previ
 export type NewEvent = { id: string; type: string; accountId: number | null; body: string; at: Date };
 
 /**
+ * The name of the lock on an account's events: see insertEvent. A chunk of webhook effects
+ * takes it up front (webhooks/inbox/processor.ts), so it is the same lock by name.
+ */
+export const orderingLockName = (accountId: number) => `events:${accountId}`;
+
+/** Whether an enabled endpoint wants events of `type`: only then does an event take the ordering lock. */
+export async function enabledEndpointWants(db: Queryable, type: string): Promise<boolean> {
+  const [row] = await db.query<{ wanted: boolean }>(
+    { name: 'event_endpoints_want', text: 'SELECT EXISTS (SELECT 1 FROM event_endpoints WHERE enabled AND (events IS NULL OR $1 = ANY (events))) AS wanted' },
+    [type],
+  );
+  return row.wanted;
+}
+
+/**
  * The event and its deliveries, one per endpoint that wants its type (skipped at once where
  * the endpoint is disabled), in one statement of the caller's transaction. For an account's
  * event that an enabled endpoint wants, it first takes a lock on the account's events, held
@@ -121,8 +136,8 @@ export async function insertEvent(tx: Queryable, event: NewEvent): Promise<void>
       text: `WITH wanting AS (
                SELECT id, enabled FROM event_endpoints WHERE events IS NULL OR $2 = ANY (events)
              ), locked AS (
-               SELECT CASE WHEN $3::int IS NULL OR NOT EXISTS (SELECT 1 FROM wanting WHERE enabled)
-                      THEN NULL ELSE pg_advisory_xact_lock(hashtextextended('events:' || $3::int, 0)) END
+               SELECT CASE WHEN $6::text IS NULL OR NOT EXISTS (SELECT 1 FROM wanting WHERE enabled)
+                      THEN NULL ELSE pg_advisory_xact_lock(hashtextextended($6, 0)) END
              ), event AS (
                INSERT INTO events (id, type, account_id, body, created_at) SELECT $1, $2, $3, $4, $5 FROM locked RETURNING id
              )
@@ -131,7 +146,7 @@ export async function insertEvent(tx: Queryable, event: NewEvent): Promise<void>
                     CASE WHEN w.enabled THEN NULL ELSE $5::timestamptz END
              FROM event, wanting w`,
     },
-    [event.id, event.type, event.accountId, event.body, event.at],
+    [event.id, event.type, event.accountId, event.body, event.at, event.accountId === null ? null : orderingLockName(event.accountId)],
   );
 }
 

@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import { lockNames } from '../../lib/advisory-locks.ts';
 import type { Tx } from '../../lib/db.ts';
-import { emitEvent } from '../events/index.ts';
+import { emitEvent, eventOrderingLocks } from '../events/index.ts';
 import * as repo from './sites.repo.ts';
 import type { PaymentStatus } from './sites.schemas.ts';
 
@@ -36,12 +36,31 @@ export async function applyPaymentChange(deps: Deps, tx: Tx, siteKey: string, ch
 }
 
 /**
+ * The locks that applying these changes takes (applyPaymentChange), for a chunk of deliveries
+ * that takes all its locks before applying any: the payments', and the ordering lock of each
+ * site's account while `payment.updated` is wanted.
+ */
+export async function paymentChangeLocks(tx: Tx, changes: Array<{ siteKey: string; change: PaymentChange }>): Promise<{ names: string[]; orderings: string[] }> {
+  if (!changes.length) return { names: [], orderings: [] };
+  const sites = new Map((await repo.sitesOfDeliveries(tx, [...new Set(changes.map(({ siteKey }) => siteKey))])).map((site) => [site.site_key, site]));
+  const names = changes.flatMap(({ siteKey, change }) => {
+    const site = sites.get(siteKey);
+    return site ? paymentKeys(change).map((key) => paymentLockName(site.id, key)) : [];
+  });
+  const accounts = [...new Set([...sites.values()].map((site) => site.account_id))];
+  return { names, orderings: await eventOrderingLocks(tx, 'payment.updated', accounts) };
+}
+
+const paymentKeys = (change: PaymentChange) => [change.reference, change.checkoutSession].filter((key): key is string => Boolean(key));
+const paymentLockName = (siteId: number, key: string) => `payment:${siteId}:${key}`;
+
+/**
  * A payment is keyed by its payment intent, else by its checkout session. A session seen
  * before its payment intent was known is re-keyed (merged) once an event links the two.
  */
 async function applyChange(deps: Deps, tx: Tx, siteId: number, change: PaymentChange): Promise<{ before: PaymentStatus | undefined; after: PaymentState & { reference: string } }> {
-  const keys = [change.reference, change.checkoutSession].filter((key): key is string => Boolean(key));
-  await lockNames(tx, keys.map((key) => `payment:${siteId}:${key}`));
+  const keys = paymentKeys(change);
+  await lockNames(tx, keys.map((key) => paymentLockName(siteId, key)));
   const rows = await repo.lockPayments(tx, siteId, keys);
   const reference = targetReference(change, rows);
   let state: PaymentState | undefined;

@@ -49,6 +49,11 @@ export async function siteOfDelivery(tx: Queryable, siteKey: string): Promise<Pi
   return site;
 }
 
+/** The sites of these keys, for a chunk of deliveries that takes its locks up front. */
+export function sitesOfDeliveries(tx: Queryable, siteKeys: string[]): Promise<Array<Pick<SiteRecord, 'site_key' | 'id' | 'account_id'>>> {
+  return tx.query('SELECT site_key, id, account_id FROM sites WHERE site_key = ANY($1::text[])', [siteKeys]);
+}
+
 const SITE_SECRET = { name: 'site_webhook_secret', text: 'SELECT secret_sealed, account_id FROM sites WHERE site_key = $1' };
 
 export async function siteSecretRow(db: Queryable, siteKey: string): Promise<Pick<SiteRecord, 'secret_sealed' | 'account_id'> | undefined> {

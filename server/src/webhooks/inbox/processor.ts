@@ -1,6 +1,8 @@
 import type { Deps } from '../../deps.ts';
+import { lockNames } from '../../lib/advisory-locks.ts';
 import type { Tx } from '../../lib/db.ts';
-import { ignored, type InboxEntry, type Outcome } from '../provider.ts';
+import { lockAccounts } from '../../modules/accounts/index.ts';
+import { ignored, type AnyWebhookProvider, type InboxEntry, type Outcome } from '../provider.ts';
 import { providerNamed } from '../registry.ts';
 import * as inbox from './repo.ts';
 
@@ -23,8 +25,16 @@ export async function processInboxEntry(deps: Deps, inboxId: string): Promise<Ou
  */
 export async function processInboxEntries(deps: Deps, inboxIds: string[]): Promise<Array<{ id: string; outcome: Outcome }>> {
   const applied = await deps.db.transaction(async (tx) => {
+    // The stored bytes were verified on the way in, so they are only parsed here.
+    const items = (await inbox.lockReceivedEntries(tx, inboxIds)).map((entry) => {
+      const provider = providerNamed(entry.provider);
+      return { entry, provider, event: provider?.parse(entry.payload) };
+    });
+    if (items.length > 1) await lockUpFront(deps, tx, items);
     const results: Array<{ id: string; outcome: Outcome }> = [];
-    for (const entry of await inbox.lockReceivedEntries(tx, inboxIds)) results.push({ id: entry.id, outcome: await applyEntry(deps, tx, entry) });
+    for (const { entry, provider, event } of items) {
+      results.push({ id: entry.id, outcome: provider ? await provider.handle(deps, tx, event, entry) : ignored(`unknown provider ${entry.provider}`) });
+    }
     await inbox.setOutcomes(tx, results, deps.clock.now());
     return results;
   });
@@ -32,10 +42,28 @@ export async function processInboxEntries(deps: Deps, inboxIds: string[]): Promi
   return applied;
 }
 
-/** The stored bytes were verified on the way in, so they are only parsed here. */
-function applyEntry(deps: Deps, tx: Tx, entry: InboxEntry): Promise<Outcome> {
-  const provider = providerNamed(entry.provider);
-  return provider ? provider.handle(deps, tx, provider.parse(entry.payload), entry) : Promise.resolve(ignored(`unknown provider ${entry.provider}`));
+/**
+ * Two chunks applied at once (the worker's lanes, a replay beside them) would deadlock if
+ * each held a lock the other's next entry needs: the same payment in both, or events of the
+ * same accounts in another order. So a chunk of several entries takes every lock its entries
+ * will take before applying any, in the one order that every transaction keeps (EffectLocks):
+ * account rows, then named locks, then the event-ordering locks, each sorted. A lone entry
+ * takes its own locks in that order as it goes, and needs no pass of its own.
+ */
+async function lockUpFront(deps: Deps, tx: Tx, items: Array<{ entry: InboxEntry; provider: AnyWebhookProvider | undefined; event: unknown }>): Promise<void> {
+  const byProvider = new Map<AnyWebhookProvider, Array<{ entry: InboxEntry; event: unknown }>>();
+  for (const { entry, provider, event } of items) if (provider?.locks) byProvider.set(provider, [...(byProvider.get(provider) ?? []), { entry, event }]);
+  const accounts: number[] = [];
+  const names: string[] = [];
+  const orderings: string[] = [];
+  for (const [provider, theirs] of byProvider) {
+    const locks = await provider.locks!(deps, tx, theirs);
+    accounts.push(...(locks.accounts ?? []));
+    names.push(...(locks.names ?? []));
+    orderings.push(...(locks.orderings ?? []));
+  }
+  await lockAccounts(tx, [...new Set(accounts)]);
+  await lockNames(tx, names, orderings);
 }
 
 function logIgnored(deps: Deps, inboxId: string, outcome: { reason: string }): void {

@@ -1,5 +1,5 @@
 import { AppError } from '../../errors/errors.ts';
-import { applySubscriptionChange, type SubscriptionChange } from '../../modules/billing/index.ts';
+import { applySubscriptionChange, subscriptionChangeLocks, type SubscriptionChange } from '../../modules/billing/index.ts';
 import { defineProvider, ignored, outcomeOf } from '../provider.ts';
 import { paddlePayload, parsePaddleEvent, verifyPaddle } from '../schemes/paddle.ts';
 import { isRecord } from '../shared/payload.ts';
@@ -22,6 +22,15 @@ export const billing = defineProvider({
     const change = readSubscription(event.data, event.occurredAt);
     if (typeof change === 'string') return ignored(change);
     return outcomeOf(await applySubscriptionChange(deps, tx, change));
+  },
+  locks(deps, tx, items) {
+    return subscriptionChangeLocks(
+      tx,
+      items.flatMap(({ event }) => {
+        const change = event.eventType.startsWith('subscription.') ? readSubscription(event.data, event.occurredAt) : 'not a subscription';
+        return typeof change === 'string' ? [] : [change];
+      }),
+    );
   },
 });
 

@@ -1,4 +1,4 @@
-import { applyPaymentChange, siteWebhookSecret, type PaymentChange, type PaymentStatus } from '../../modules/sites/index.ts';
+import { applyPaymentChange, paymentChangeLocks, siteWebhookSecret, type PaymentChange, type PaymentStatus } from '../../modules/sites/index.ts';
 import { defineProvider, ignored, outcomeOf } from '../provider.ts';
 import { parseStripeEvent, stripePayload, verifyStripe, type StripeEvent } from '../schemes/stripe.ts';
 import { isRecord } from '../shared/payload.ts';
@@ -28,6 +28,15 @@ export const payment = defineProvider({
     const change = readChange(event);
     if (typeof change === 'string') return ignored(change);
     return outcomeOf(await applyPaymentChange(deps, tx, entry.scope, change));
+  },
+  locks(deps, tx, items) {
+    return paymentChangeLocks(
+      tx,
+      items.flatMap(({ event, entry }) => {
+        const change = readChange(event);
+        return typeof change === 'string' ? [] : [{ siteKey: entry.scope, change }];
+      }),
+    );
   },
 });
 

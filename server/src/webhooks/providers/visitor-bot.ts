@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import type { Tx } from '../../lib/db.ts';
 import { isUuid } from '../../lib/text.ts';
-import { channelWebhookSecret, storeVisitorMessage, type Platform, type VisitorMessage } from '../../modules/channels/index.ts';
+import { channelWebhookSecret, storeVisitorMessage, visitorMessageLocks, type Platform, type VisitorMessage } from '../../modules/channels/index.ts';
 import { outcomeOf, type InboxEntry, type Outcome } from '../provider.ts';
 
 /**
@@ -15,6 +15,7 @@ export function visitorBotEndpoint(platform: Platform) {
     scope: (channelId: string) => (isUuid(channelId) ? channelId.toLowerCase() : undefined),
     notFound: 'No such channel.',
     secret: (deps: Deps, channelId: string) => channelWebhookSecret(deps, platform, channelId),
+    locks: (deps: Deps, tx: Tx, items: Array<{ entry: InboxEntry }>) => visitorMessageLocks(tx, items.map(({ entry }) => entry.scope)),
   };
 }
 
