@@ -7,7 +7,7 @@ import { createJwtSigner, type JwtSigner } from './lib/jwt.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { createMailer, type Mailer } from './lib/mailer.ts';
 import { createOAuthClients, type OAuthClients } from './lib/oauth-clients.ts';
-import { createPasswordHasher, type PasswordHasher } from './lib/passwords.ts';
+import { createPasswordHasher, type PasswordCost, type PasswordHasher } from './lib/passwords.ts';
 import { startQueue, type PgBoss } from './lib/queue.ts';
 import { createRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
 import { createSignal, type Signal } from './lib/signal.ts';
@@ -66,6 +66,11 @@ export type DepsOverrides = Partial<Pick<Deps, 'logger' | 'clock'>> & {
   superviseQueue?: boolean;
   /** Cache authentication (one more connection, to LISTEN): only roles that serve requests need it. */
   authCache?: boolean;
+  /**
+   * argon2's cost, when not PASSWORD_COST. Only the test harness sets it, to make the
+   * thousands of hashes of a test run cheap; no setting of the configuration reaches it.
+   */
+  passwordCost?: PasswordCost;
 };
 
 /** The only place that builds connections and clients; everything else receives them. */
@@ -82,7 +87,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     const queue = await startQueue({ db, logger, supervise: overrides.superviseQueue ?? true, queues: QUEUE_POLICIES });
     const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
     // Leave one core to the event loop: argon2 on every core starves request handling.
-    const passwords = await createPasswordHasher({ concurrency: Math.max(1, availableParallelism() - 1) });
+    const passwords = await createPasswordHasher({ concurrency: Math.max(1, availableParallelism() - 1), cost: overrides.passwordCost });
     const jwt = await createJwtSigner({ secrets: config.jwtSecrets, issuer: config.publicUrl, audience: config.publicUrl, ttlSeconds: config.jwtTtlSeconds, clock });
     const authCache = createAuthCache({ clock });
     const webhookSecrets = createGroupedTtlCache<WebhookSecret>({ clock, ttlMs: 60_000, maxEntries: 10_000, groupOf: (entry) => entry.accountId });

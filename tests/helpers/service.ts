@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../server/src/config.ts';
 import { TestClock } from '../../server/src/lib/clock.ts';
 import { createLogger } from '../../server/src/lib/logger.ts';
+import type { PasswordCost } from '../../server/src/lib/passwords.ts';
 import { startService, type RunningService } from '../../gateway/src/server.ts';
 import { recordAnswer } from './answers.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
@@ -77,6 +78,16 @@ function sameDeployment(first: TestService): TestDatabase {
 }
 
 /**
+ * argon2 at about a fortieth of its real cost (PASSWORD_COST) in the in-process services. A
+ * run hashes and verifies thousands of passwords: at the real cost the run on PostgreSQL
+ * took a fifth longer (175 s against 141 s on one machine). Hashes carry their parameters,
+ * so every check works the same. Suites about the cost itself (the stored parameters, what
+ * a login's timing shows) start with `realPasswordCost`; services started as processes
+ * always hash at the real cost.
+ */
+const TEST_PASSWORD_COST: PasswordCost = { memoryCost: 1024, timeCost: 1 };
+
+/**
  * The whole service (gateway and worker) in-process on a real port, a fresh database,
  * a real SMTP server and a test clock. `env` overrides configuration per suite.
  * `options.joining` starts another instance of that service's deployment instead: its
@@ -84,20 +95,20 @@ function sameDeployment(first: TestService): TestDatabase {
  */
 export async function startTestService(
   env: Record<string, string> = {},
-  options: { joining?: TestService } = {},
+  options: { joining?: TestService; realPasswordCost?: boolean } = {},
 ): Promise<TestService> {
   const database = options.joining ? sameDeployment(options.joining) : await createTestDatabase({ migrated: true });
   const smtp = await startSmtpServer();
   const port = await freePort();
   const fullEnv: Record<string, string> = { ...serviceEnv(port, smtp.url), LOG_LEVEL: 'debug', ...database.env, ...env };
-  return startOn(fullEnv, database, smtp);
+  return startOn(fullEnv, database, smtp, options.realPasswordCost ? undefined : TEST_PASSWORD_COST);
 }
 
-async function startOn(fullEnv: Record<string, string>, database: TestDatabase, smtp: SmtpServer): Promise<TestService> {
+async function startOn(fullEnv: Record<string, string>, database: TestDatabase, smtp: SmtpServer, passwordCost: PasswordCost | undefined): Promise<TestService> {
   const clock = new TestClock();
   const logs = new LogCapture();
   const config = loadConfig(fullEnv);
-  const service = await startService(config, 'all', { clock, logger: createLogger(config.logLevel, logs) });
+  const service = await startService(config, 'all', { clock, logger: createLogger(config.logLevel, logs), passwordCost });
   return {
     ...service,
     url: service.url!,
@@ -107,7 +118,7 @@ async function startOn(fullEnv: Record<string, string>, database: TestDatabase, 
     env: fullEnv,
     async restart(changes) {
       await service.stop();
-      return startOn({ ...fullEnv, ...changes }, database, smtp);
+      return startOn({ ...fullEnv, ...changes }, database, smtp, passwordCost);
     },
     async close() {
       await service.stop();

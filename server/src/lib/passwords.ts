@@ -3,8 +3,9 @@ import { Worker } from 'node:worker_threads';
 import { hash } from '@node-rs/argon2';
 import { randomToken } from './crypto.ts';
 
-/** OWASP's argon2id minimum; @node-rs/argon2 defaults to argon2id. */
-const ARGON2_OPTIONS = { memoryCost: 19456, timeCost: 2, parallelism: 1 };
+/** argon2id's cost: OWASP's minimum (19 MiB, 2 passes). @node-rs/argon2 defaults to argon2id. */
+export const PASSWORD_COST = { memoryCost: 19456, timeCost: 2 };
+export type PasswordCost = typeof PASSWORD_COST;
 
 /**
  * The hashing threads' nice value. Where the CPU is contended, a thread at 10 gets about a
@@ -114,9 +115,10 @@ function createHashingThreads(slots: number) {
  * argon2 runs off the event loop, on `concurrency` threads of lowered priority (see
  * HASHING_NICE): with every core hashing at full priority, `/me` waited behind logins.
  */
-export async function createPasswordHasher(options: { concurrency: number }): Promise<PasswordHasher> {
+export async function createPasswordHasher(options: { concurrency: number; cost?: PasswordCost }): Promise<PasswordHasher> {
+  const argon2Options = { ...(options.cost ?? PASSWORD_COST), parallelism: 1 };
   const threads = createHashingThreads(options.concurrency);
-  const dummyHash = await hash(randomToken(), ARGON2_OPTIONS);
+  const dummyHash = await hash(randomToken(), argon2Options);
   const verifyOnce = (stored: string, password: string) => threads.run<boolean>({ op: 'verify', args: [stored, password] }).catch(() => false);
   const check = async (stored: string, password: string) => {
     const normalized = password.normalize('NFC');
@@ -124,7 +126,7 @@ export async function createPasswordHasher(options: { concurrency: number }): Pr
     return normalized !== password && verifyOnce(stored, password);
   };
   return {
-    hash: (password) => threads.run<string>({ op: 'hash', args: [password.normalize('NFC'), ARGON2_OPTIONS] }),
+    hash: (password) => threads.run<string>({ op: 'hash', args: [password.normalize('NFC'), argon2Options] }),
     verify: check,
     async verifyDummy(password) {
       await check(dummyHash, password);
