@@ -184,15 +184,18 @@ function startRunner() {
 /**
  * The longest files go first, so the run does not end waiting on one of them: how long each
  * took the last time it ran (on this kind of database, else on the other), kept in
- * node_modules/.cache; a file never timed is guessed by its kind (whole-process suites
- * spawn services, browser suites a browser) and its size.
+ * node_modules/.cache; in a clone that has not run them yet, as long as they took on one
+ * machine (tests/durations.json: copy the cache's file over it when files come or change
+ * much); a file in neither is guessed by its kind (whole-process suites spawn services,
+ * browser suites a browser) and its size.
  */
 const DURATIONS = join(root, 'node_modules', '.cache', 'gatehouse-tests', 'durations.json');
+const COMMITTED_DURATIONS = join(root, 'tests', 'durations.json');
 const [databaseKind, otherKind] = process.env.DATABASE_URL ? ['postgresql', 'embedded'] : ['embedded', 'postgresql'];
 
-function readDurations() {
+function readDurations(path = DURATIONS) {
   try {
-    return JSON.parse(readFileSync(DURATIONS, 'utf8'));
+    return JSON.parse(readFileSync(path, 'utf8'));
   } catch {
     return {};
   }
@@ -207,12 +210,13 @@ function saveDurations(results) {
 }
 
 const known = readDurations();
+const committed = readDurations(COMMITTED_DURATIONS);
 // Measured here: about half a millisecond of run per byte of an HTTP or database suite.
 const guess = (file) => (file.includes('.process.') ? 30_000 : file.includes('.browser.') ? 10_000 : statSync(file).size / 2);
 const expected = new Map(
   files.map((file) => {
     const name = relative(root, file);
-    return [file, known[databaseKind]?.[name] ?? known[otherKind]?.[name] ?? guess(file)];
+    return [file, known[databaseKind]?.[name] ?? committed[databaseKind]?.[name] ?? known[otherKind]?.[name] ?? guess(file)];
   }),
 );
 const queue = [...files].sort((a, b) => expected.get(b) - expected.get(a) || a.localeCompare(b));
