@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+import { createEmbeddedDatabase, createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { buildService, spawnBuilt, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
 import { freePort } from './helpers/service.ts';
 
@@ -124,7 +124,11 @@ test('a second process on the same embedded DATA_DIR stops after a bounded wait 
 });
 
 test('a process killed outright leaves its DATA_DIR lock behind; the next start takes it over at once', async (context) => {
-  const dataDir = tempDir(context);
+  // A data directory that has been started before (the one about a second process starts on an
+  // empty one): creating the database files costs a few seconds of CPU, and is not the point.
+  const copied = await createEmbeddedDatabase();
+  context.dirs.push(copied.env.DATA_DIR);
+  const dataDir = copied.env.DATA_DIR;
   const port = await freePort();
   const env = { DATA_DIR: dataDir, ...SECRETS, HOST: '127.0.0.1', LOG_LEVEL: 'warn', PORT: String(port) };
   const killed = spawnBuilt(join(context.build.dir, 'main.js'), [], env);
