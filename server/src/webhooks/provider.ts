@@ -18,6 +18,7 @@ export type Outcome = { state: 'processed' } | { state: 'ignored'; reason: strin
 
 export const PROCESSED: Outcome = { state: 'processed' };
 export const ignored = (reason: string): Outcome => ({ state: 'ignored', reason });
+
 /**
  * The locks an effect takes, by kind, in the order every transaction takes them: rows of
  * `accounts`, then the effect's named locks (a payment, a subscription), then the accounts'

@@ -66,13 +66,13 @@ export async function visitorChannel(tx: Queryable, id: string): Promise<Pick<Ch
   return channel;
 }
 
-/** Stores a delivery's message once: false when the delivery's message was stored before. */
 /** The accounts that own these channels. */
 export async function accountsOfChannels(tx: Queryable, ids: string[]): Promise<number[]> {
   const rows = await tx.query<Pick<ChannelRecord, 'account_id'>>('SELECT DISTINCT account_id FROM channels WHERE id = ANY($1::uuid[])', [ids]);
   return rows.map((row) => row.account_id);
 }
 
+/** Stores a delivery's message once: false when the delivery's message was stored before. */
 export async function insertMessage(tx: Queryable, message: Omit<ChannelMessageRecord, 'id'>): Promise<boolean> {
   const stored = await tx.query(
     {

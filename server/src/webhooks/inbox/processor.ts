@@ -52,7 +52,12 @@ export async function processInboxEntries(deps: Deps, inboxIds: string[]): Promi
  */
 async function lockUpFront(deps: Deps, tx: Tx, items: Array<{ entry: InboxEntry; provider: AnyWebhookProvider | undefined; event: unknown }>): Promise<void> {
   const byProvider = new Map<AnyWebhookProvider, Array<{ entry: InboxEntry; event: unknown }>>();
-  for (const { entry, provider, event } of items) if (provider?.locks) byProvider.set(provider, [...(byProvider.get(provider) ?? []), { entry, event }]);
+  for (const { entry, provider, event } of items) {
+    if (!provider?.locks) continue;
+    const theirs = byProvider.get(provider) ?? [];
+    theirs.push({ entry, event });
+    byProvider.set(provider, theirs);
+  }
   const accounts: number[] = [];
   const names: string[] = [];
   const orderings: string[] = [];

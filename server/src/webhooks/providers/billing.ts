@@ -1,7 +1,7 @@
 import { AppError } from '../../errors/errors.ts';
 import { applySubscriptionChange, subscriptionChangeLocks, type SubscriptionChange } from '../../modules/billing/index.ts';
 import { defineProvider, ignored, outcomeOf } from '../provider.ts';
-import { paddlePayload, parsePaddleEvent, verifyPaddle } from '../schemes/paddle.ts';
+import { paddlePayload, parsePaddleEvent, verifyPaddle, type PaddleEvent } from '../schemes/paddle.ts';
 import { isRecord } from '../shared/payload.ts';
 
 /** The subscription billing provider (Paddle Billing) at POST /billingprovider/webhook. */
@@ -18,8 +18,7 @@ export const billing = defineProvider({
   parse: parsePaddleEvent,
   payload: paddlePayload,
   async handle(deps, tx, event) {
-    if (!event.eventType.startsWith('subscription.')) return ignored(`event type ${event.eventType} is not handled`);
-    const change = readSubscription(event.data, event.occurredAt);
+    const change = changeOf(event);
     if (typeof change === 'string') return ignored(change);
     return outcomeOf(await applySubscriptionChange(deps, tx, change));
   },
@@ -27,12 +26,18 @@ export const billing = defineProvider({
     return subscriptionChangeLocks(
       tx,
       items.flatMap(({ event }) => {
-        const change = event.eventType.startsWith('subscription.') ? readSubscription(event.data, event.occurredAt) : 'not a subscription';
+        const change = changeOf(event);
         return typeof change === 'string' ? [] : [change];
       }),
     );
   },
 });
+
+/** The subscription change an event makes, or why it makes none. */
+function changeOf(event: PaddleEvent): SubscriptionChange | string {
+  if (!event.eventType.startsWith('subscription.')) return `event type ${event.eventType} is not handled`;
+  return readSubscription(event.data, event.occurredAt);
+}
 
 /** The subscription a `subscription.*` event describes, or why it describes none. */
 function readSubscription(data: Record<string, unknown>, occurredAt: Date): SubscriptionChange | string {
