@@ -85,7 +85,10 @@ export async function applyChunksCrossed(service: Pick<TestService, 'deps'>, hol
   });
   const waiting = (count: number) =>
     eventually(`${count} transactions waiting for a lock`, async () => {
-      const [row] = await db.query<{ count: number }>('SELECT count(*)::int AS count FROM pg_locks WHERE NOT granted');
+      // This database's only: other suites run beside this one on the same server.
+      const [row] = await db.query<{ count: number }>(
+        'SELECT count(*)::int AS count FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND a.datname = current_database()',
+      );
       return row.count >= count || undefined;
     }, 10_000);
   const run = (ids: string[]) => processInboxEntries(service.deps, ids).then(() => 'applied', (error: Error) => error.message);

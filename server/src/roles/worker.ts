@@ -9,6 +9,7 @@ import { sendOperatorMessage, type OperatorMessage } from '../modules/notificati
 import { startInboxDispatcher } from '../webhooks/inbox/dispatcher.ts';
 import { markDead, processInboxEntries, processInboxEntry, recordFailure } from '../webhooks/inbox/processor.ts';
 import { startInboxSweeper } from '../webhooks/inbox/sweeper.ts';
+import { createLanePolicy } from './worker-lanes.ts';
 
 export type Worker = { stop(): Promise<void> };
 
@@ -17,6 +18,8 @@ const WEBHOOK_BATCH = 100;
 const SEND_BATCH = 10;
 /** Deliveries kept by this process's gateway within this long mean a burst is under way. */
 const ARRIVING_MS = 250;
+/** Full batches for this long mean a backlog that one lane does not work off (worker-lanes.ts). */
+const BACKLOG_MS = 2_000;
 
 export type WorkerOptions = {
   /** True when the gateway runs in the same process (`npm start`). */
@@ -28,13 +31,10 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
   const { queue, logger } = deps;
   // The embedded database has one connection, shared with the gateway: one entry per
   // transaction lets deliveries in between. A server takes ten entries per commit instead
-  // of one, in up to four lanes. Beside the gateway the worker keeps to one lane while
-  // deliveries arrive, so that acknowledging them (what providers time out on) keeps the CPU
-  // in a burst, and catches up in four lanes once the burst is over.
+  // of one, in lanes (worker-lanes.ts).
   const perTransaction = deps.db.embedded ? 1 : 10;
-  let lastArrival = -Infinity;
-  const unlisten = options.withGateway ? deps.inboxKept.listen(() => (lastArrival = performance.now())) : () => {};
-  const lanes = () => (deps.db.embedded ? 1 : performance.now() - lastArrival < ARRIVING_MS ? 1 : 4);
+  const lanes = createLanePolicy({ embedded: deps.db.embedded, arrivingMs: ARRIVING_MS, backlogMs: BACKLOG_MS });
+  const unlisten = options.withGateway ? deps.inboxKept.listen(lanes.arrived) : () => {};
 
   const handlers = createHandlerTracker();
 
@@ -56,9 +56,10 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
     return id;
   };
 
-  const webhookWorker = await workThrough<WebhookJob>(QUEUES.webhook, WEBHOOK_BATCH, (jobs) =>
-    eachChunk(chunks(jobs, perTransaction), lanes(), (chunk) => processWebhookChunk(deps, chunk)),
-  );
+  const webhookWorker = await workThrough<WebhookJob>(QUEUES.webhook, WEBHOOK_BATCH, (jobs) => {
+    lanes.fetched(jobs.length === WEBHOOK_BATCH);
+    return eachChunk(chunks(jobs, perTransaction), lanes.lanes(), (chunk) => processWebhookChunk(deps, chunk));
+  });
   await queue.work<WebhookJob>(
     QUEUES.webhookDead,
     { pollingIntervalSeconds: 2 },
