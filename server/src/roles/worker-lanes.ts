@@ -10,7 +10,7 @@
 export type LanePolicy = {
   /** A delivery was kept by this process's gateway. */
   arrived(): void;
-  /** A batch of `size` jobs was fetched; `full` when the queue may hold more. */
+  /** A batch of jobs was fetched: `full` when it came back full (the queue may hold more). */
   fetched(full: boolean): void;
   lanes(): number;
 };
