@@ -4,10 +4,8 @@ import * as assert from 'uvu/assert';
 import { startBotApi, type BotApi } from './helpers/bot-api.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
-import { createEndpoint, deleteEndpoint } from '../server/src/admin/admin.events.service.ts';
 import { processInboxEntries } from '../server/src/webhooks/inbox/processor.ts';
-import { EventReceiver } from './helpers/event-receiver.ts';
-import { callerFor, createAccount, keptNotDispatched, post, telegramHeaders, telegramUpdate, type Caller, type TestAccount } from './helpers/webhook-fixtures.ts';
+import { callerFor, createAccount, keptNotDispatched, post, telegramHeaders, telegramUpdate, withEventEndpoint, type Caller, type TestAccount } from './helpers/webhook-fixtures.ts';
 
 // Telegram deliveries: the operator bot (POST /messengerone/webhook) links chats to accounts,
 // visitor bots (POST /messengerone/bot/{channelId}) bring messages that are stored and
@@ -222,11 +220,7 @@ test('neither bot token nor secret token is ever logged', async () => {
 });
 
 test('a worker chunk of messages for two accounts, with message.received subscribed, applies them all and sends each event', async () => {
-  const actor = { accountId: null, request: { ip: '127.0.0.1', requestId: 'test' } };
-  const receiver = await EventReceiver.start();
-  const { endpoint, secret } = await createEndpoint(service.deps, actor, { url: receiver.url, events: ['message.received'] });
-  receiver.secrets = [secret];
-  try {
+  await withEventEndpoint(service, ['message.received'], async (receiver) => {
     const other = await callerFor(service, await createAccount(service, 'other')).channels.create({ platform: 'messengerone', name: 'Other', botToken: VISITOR_BOT_TOKEN });
     const kept = (channelId: string, text: string) => keptNotDispatched(service, 'messengerone', channelId, JSON.stringify(telegramUpdate(nextUpdateId++, nextChatId++, text)));
     const chunk = [await kept(channel.channelId, 'first of the chunk'), await kept(other.channelId, 'second of the chunk'), await kept(channel.channelId, 'third of the chunk')];
@@ -236,10 +230,7 @@ test('a worker chunk of messages for two accounts, with message.received subscri
     assert.ok(texts.includes('first of the chunk') && texts.includes('third of the chunk'), texts.join(', '));
     const sent = await eventually('three message.received events sent', () => (receiver.delivered().length >= 3 ? receiver.delivered() : undefined), 15_000);
     assert.equal(sent.map((event) => `${event.type} ${event.data.text}`).sort(), ['message.received first of the chunk', 'message.received second of the chunk', 'message.received third of the chunk']);
-  } finally {
-    await deleteEndpoint(service.deps, actor, endpoint.id);
-    await receiver.close();
-  }
+  });
 });
 
 test.run();

@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createEndpoint, deleteEndpoint } from '../server/src/admin/admin.events.service.ts';
 import { processInboxEntries, processInboxEntry } from '../server/src/webhooks/inbox/processor.ts';
-import { EventReceiver } from './helpers/event-receiver.ts';
 import { request, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 import {
@@ -14,6 +12,7 @@ import {
   stripeEvent,
   stripeHeaders,
   unixNow,
+  withEventEndpoint,
   type Caller,
 } from './helpers/webhook-fixtures.ts';
 
@@ -295,10 +294,7 @@ test("a worker chunk applies its waiting entries in order, skips one already app
 // Two transactions at once: the embedded database has one connection, so only a server can race them.
 if (process.env.DATABASE_URL) {
   test('two chunks touching the same payments in opposite orders, with payment.updated subscribed, wait for each other instead of deadlocking', async () => {
-    const operator = { accountId: null, request: { ip: '127.0.0.1', requestId: 'test' } };
-    const receiver = await EventReceiver.start();
-    const { endpoint } = await createEndpoint(service.deps, operator, { url: receiver.url, events: ['payment.updated'] });
-    try {
+    await withEventEndpoint(service, ['payment.updated'], async () => {
       const [p, q] = [ids(), ids()];
       assert.equal(await processInboxEntry(service.deps, await keptNotDispatched(succeeded(q.pi))), { state: 'processed' });
       const refunded = (r: { pi: string; ch: string }) =>
@@ -312,10 +308,7 @@ if (process.env.DATABASE_URL) {
       assert.equal(await entryStates([...first, ...second]), ['processed/1', 'processed/1', 'processed/1', 'processed/1']);
       await paymentOf(p.pi, 'refunded');
       await paymentOf(q.pi, 'refunded');
-    } finally {
-      await deleteEndpoint(service.deps, operator, endpoint.id);
-      await receiver.close();
-    }
+    });
   });
 }
 

@@ -3,7 +3,10 @@ import Stripe from 'stripe';
 import { createCallerFactory } from '../../server/src/trpc/procedures.ts';
 import { createContextInner } from '../../server/src/trpc/context.ts';
 import { appRouter } from '../../server/src/router.ts';
+import { createEndpoint, deleteEndpoint } from '../../server/src/admin/admin.events.service.ts';
+import type { EventType } from '../../server/src/modules/events/index.ts';
 import { processInboxEntries } from '../../server/src/webhooks/inbox/processor.ts';
+import { EventReceiver } from './event-receiver.ts';
 import { linkToken } from './smtp.ts';
 import { request, startTestService, type HttpResult, type TestService } from './service.ts';
 import { eventually } from './wait.ts';
@@ -103,6 +106,20 @@ export async function applyChunksCrossed(service: Pick<TestService, 'deps'>, hol
   } finally {
     release();
     await holder;
+  }
+}
+
+/** Runs `work` with an event endpoint, made by an operator, that wants `events` and sends them to a receiver; both go after. */
+export async function withEventEndpoint<T>(service: Pick<TestService, 'deps'>, events: EventType[], work: (receiver: EventReceiver) => Promise<T>): Promise<T> {
+  const operator = { accountId: null, request: { ip: '127.0.0.1', requestId: 'test' } };
+  const receiver = await EventReceiver.start();
+  const { endpoint, secret } = await createEndpoint(service.deps, operator, { url: receiver.url, events });
+  receiver.secrets = [secret];
+  try {
+    return await work(receiver);
+  } finally {
+    await deleteEndpoint(service.deps, operator, endpoint.id);
+    await receiver.close();
   }
 }
 
