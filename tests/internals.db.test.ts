@@ -26,7 +26,7 @@ import type { Context } from '../server/src/trpc/context.ts';
 import { createDatabase } from '../server/src/lib/db.ts';
 import { startEmbeddedPostgres } from '../server/src/lib/embedded-postgres.ts';
 import { createLogger } from '../server/src/lib/logger.ts';
-import { outcomeStatements } from '../server/src/lib/pg-boss.internals.ts';
+import { fetchStatement, outcomeStatements } from '../server/src/lib/pg-boss.internals.ts';
 import { startQueue } from '../server/src/lib/queue.ts';
 import { connectionOf, poolOf } from '../server/src/lib/sequelize.internals.ts';
 import type { AuthContext } from '../server/src/modules/sessions/index.ts';
@@ -90,6 +90,42 @@ test("pg-boss 10: plans.js builds the completion and failure statements, and the
     await boss.send('fence', {});
     await boss.work('fence', { pollingIntervalSeconds: 0.5 }, async () => {});
     await eventually('a job completed', () => [...statements].some((text) => sent.has(text)), 10_000);
+  } finally {
+    await boss.stop({ graceful: false, wait: true });
+    await db.close();
+  }
+});
+
+type PlanNode = Record<string, unknown> & { Plans?: PlanNode[] };
+
+function findPlan(node: PlanNode, wanted: (node: PlanNode) => boolean): PlanNode | undefined {
+  if (wanted(node)) return node;
+  for (const child of node.Plans ?? []) {
+    const found = findPlan(child, wanted);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+test("pg-boss 10: its fetch is what plans.js builds, and it reads a queue's batch in order from an index, without sorting the queue", async ({ url }) => {
+  const fetch = fetchStatement('pgboss');
+  assert.match(fetch, /ORDER BY priority desc, created_on, id/);
+  const db = await createDatabase({ databaseUrl: url, dataDir: '', logger });
+  const sent = new Set<string>();
+  const recording = { ...db, executeSql: (text: string, values?: unknown[]) => (sent.add(text), db.executeSql(text, values)) };
+  const boss = await startQueue({ db: recording, logger, supervise: false, queues: [{ name: 'fence-order' }] });
+  try {
+    // A backlog large enough that reading and sorting all of it costs more than the batch.
+    for (let start = 0; start < 5000; start += 1000) await boss.insert(Array.from({ length: 1000 }, (_, i) => ({ name: 'fence-order', data: { n: start + i } })));
+    await db.executeSql('ANALYZE pgboss.job', []);
+    const rows = await db.executeSql(`EXPLAIN (FORMAT JSON) ${fetch}`, ['fence-order', 100]);
+    // The part that picks the batch: the CTE `next` (the window over the batch sorts its 100 rows, which is fine).
+    const next = findPlan((rows as unknown as { rows: Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }> }).rows[0]['QUERY PLAN'][0].Plan, (node) => node['Subplan Name'] === 'CTE next');
+    const picked = JSON.stringify(next);
+    assert.match(picked, /"Node Type":"Index Scan"/, picked);
+    assert.not.match(picked, /"Node Type":"Sort"/, `the fetch sorts the whole queue to pick its batch: ${picked}`);
+    await boss.work('fence-order', { pollingIntervalSeconds: 0.5, batchSize: 100 }, async () => {});
+    await eventually('pg-boss sent the fetch built above', () => sent.has(fetch), 10_000);
   } finally {
     await boss.stop({ graceful: false, wait: true });
     await db.close();

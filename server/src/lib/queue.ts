@@ -1,7 +1,7 @@
 import PgBoss from 'pg-boss';
 import type { Db } from './db.ts';
 import type { Logger } from './logger.ts';
-import { outcomeStatements } from './pg-boss.internals.ts';
+import { fetchOrderIndex, outcomeStatements } from './pg-boss.internals.ts';
 
 export type { PgBoss };
 
@@ -47,6 +47,7 @@ export async function startQueue(options: { db: Db; logger: Logger; supervise: b
   boss.on('error', (error) => logger.error({ err: error }, 'job queue error'));
   boss.on('stopped', () => (stopped = true));
   await boss.start();
+  await db.executeSql(fetchOrderIndex(SCHEMA), []);
   for (const queue of queues) {
     const { name, ...settings } = queue;
     const existing = await boss.getQueue(name);
