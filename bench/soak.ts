@@ -79,16 +79,37 @@ async function soak(service: ServiceProcess): Promise<boolean> {
     () => 0,
     () => inboxWaiting(service),
   );
-  // The first minute warms up (JIT, pools, caches); growth is measured from its end.
-  const growth = rss.length > 1 ? rss[rss.length - 1] / rss[0] - 1 : 0;
+  const { early, late, growth } = rssGrowth(rss);
   const checks = [
-    [`resident memory after warm-up grew ${(growth * 100).toFixed(1)}% (under 10%)`, growth < 0.1],
+    [`resident memory after warm-up grew ${(growth * 100).toFixed(1)}% (median of the last minutes ${mb(late)} MB against the first ${mb(early)} MB; under 10%)`, growth < 0.1],
     [`${errors} requests failed (none)`, errors === 0],
     [`${left} deliveries left undelivered at the end (none)`, left === 0],
   ] as const;
   console.log('');
   for (const [label, ok] of checks) console.log(`${ok ? 'pass' : 'FAIL'} ${label}`);
   return checks.every(([, ok]) => ok);
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+/**
+ * Growth of resident memory after the first minute (JIT, pools and caches warm up in it): the
+ * median of the last minutes' readings against the median of the first ones after it, up to
+ * five each. One reading at each end would judge the noise: a minute's reading moves by 10%
+ * and more with whatever the garbage collector and the allocator happen to hold at that
+ * moment, while a leak shows as a level that keeps rising.
+ */
+function rssGrowth(rss: number[]): { early: number; late: number; growth: number } {
+  const settled = rss.slice(1);
+  if (settled.length < 2) return { early: rss[0] ?? 0, late: rss.at(-1) ?? 0, growth: rss.length > 1 ? rss[1] / rss[0] - 1 : 0 };
+  const window = Math.min(5, Math.floor(settled.length / 2));
+  const early = median(settled.slice(0, window));
+  const late = median(settled.slice(-window));
+  return { early, late, growth: late / early - 1 };
 }
 
 async function main(): Promise<void> {
