@@ -120,7 +120,9 @@ test("pg-boss 10: its fetch is what plans.js builds, and it reads a queue's batc
     await db.executeSql('ANALYZE pgboss.job', []);
     const rows = await db.executeSql(`EXPLAIN (FORMAT JSON) ${fetch}`, ['fence-order', 100]);
     // The part that picks the batch: the CTE `next` (the window over the batch sorts its 100 rows, which is fine).
-    const next = findPlan((rows as unknown as { rows: Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }> }).rows[0]['QUERY PLAN'][0].Plan, (node) => node['Subplan Name'] === 'CTE next');
+    const plan = (rows as unknown as { rows: Array<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }> }).rows[0]['QUERY PLAN'][0].Plan;
+    const next = findPlan(plan, (node) => node['Subplan Name'] === 'CTE next');
+    assert.ok(next, `no CTE "next" in the plan of pg-boss's fetch: ${JSON.stringify(plan)}`);
     const picked = JSON.stringify(next);
     assert.match(picked, /"Node Type":"Index Scan"/, picked);
     assert.not.match(picked, /"Node Type":"Sort"/, `the fetch sorts the whole queue to pick its batch: ${picked}`);
