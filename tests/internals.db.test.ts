@@ -26,7 +26,7 @@ import type { Context } from '../server/src/trpc/context.ts';
 import { createDatabase } from '../server/src/lib/db.ts';
 import { startEmbeddedPostgres } from '../server/src/lib/embedded-postgres.ts';
 import { createLogger } from '../server/src/lib/logger.ts';
-import { fetchStatement, outcomeStatements } from '../server/src/lib/pg-boss.internals.ts';
+import { fetchOrderIndex, fetchStatement, outcomeStatements } from '../server/src/lib/pg-boss.internals.ts';
 import { startQueue } from '../server/src/lib/queue.ts';
 import { connectionOf, poolOf } from '../server/src/lib/sequelize.internals.ts';
 import type { AuthContext } from '../server/src/modules/sessions/index.ts';
@@ -133,6 +133,30 @@ test("pg-boss 10: its fetch is what plans.js builds, and it reads a queue's batc
     await db.close();
   }
 });
+
+// Two connections at once: the embedded database has one.
+if (process.env.DATABASE_URL) {
+  test('pg-boss 10: once the fetch-order index exists, a start does not wait for a transaction that writes jobs', async ({ url }) => {
+    const db = await createDatabase({ databaseUrl: url, dataDir: '', logger });
+    const boss = await startQueue({ db, logger, supervise: false, queues: [{ name: 'fence-start' }] });
+    const writer = new pg.Client(url);
+    const starter = new pg.Client(url);
+    await writer.connect();
+    await starter.connect();
+    try {
+      await writer.query('BEGIN');
+      await boss.insert([{ name: 'fence-start', data: {} }], { db: { executeSql: (text, values) => writer.query(text, values) } });
+      // CREATE INDEX IF NOT EXISTS alone would wait here for the writer's commit.
+      await starter.query("SET lock_timeout = '1s'");
+      await starter.query(fetchOrderIndex('pgboss'));
+    } finally {
+      await writer.query('ROLLBACK');
+      await Promise.all([writer.end(), starter.end()]);
+      await boss.stop({ graceful: false, wait: true });
+      await db.close();
+    }
+  });
+}
 
 test("Sequelize 6: its connection manager lends raw pg clients, and a transaction's connection is its own", async ({ url }) => {
   const sequelize = new Sequelize(url, { dialect: 'postgres', dialectModule: pg, logging: false, pool: { max: 2 } });

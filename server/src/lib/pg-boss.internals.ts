@@ -31,12 +31,16 @@ export function fetchStatement(schema: string): string {
  *
  * Built on the partitioned table, so every queue's partition has it, those made later too.
  * The first build locks the job table against writes while it runs (about half a second per
- * million jobs); later starts find it there. The advisory lock keeps two processes that
- * start at once from building it twice.
+ * million jobs). Later starts look it up in the catalog and stop there: `CREATE INDEX IF NOT
+ * EXISTS` alone takes that lock even when the index exists, so every start would wait behind
+ * any transaction writing jobs, and hold up the writes queued behind it. The advisory lock
+ * keeps two processes that start at once from building it twice.
  */
 export function fetchOrderIndex(schema: string): string {
   return `DO $$ BEGIN
-    PERFORM pg_advisory_xact_lock(hashtext('gatehouse:${schema}.job_fetch_order'));
-    CREATE INDEX IF NOT EXISTS job_fetch_order ON ${schema}.job (name, priority DESC, created_on, id) WHERE state < 'active';
+    IF to_regclass('${schema}.job_fetch_order') IS NULL THEN
+      PERFORM pg_advisory_xact_lock(hashtext('gatehouse:${schema}.job_fetch_order'));
+      CREATE INDEX IF NOT EXISTS job_fetch_order ON ${schema}.job (name, priority DESC, created_on, id) WHERE state < 'active';
+    END IF;
   END $$`;
 }
