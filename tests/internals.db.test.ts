@@ -23,11 +23,11 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { z } from 'zod';
 import type { Context } from '../server/src/trpc/context.ts';
-import { createDatabase } from '../server/src/lib/db.ts';
+import { createDatabase, type Db } from '../server/src/lib/db.ts';
 import { startEmbeddedPostgres } from '../server/src/lib/embedded-postgres.ts';
 import { createLogger } from '../server/src/lib/logger.ts';
 import { fetchOrderIndex, fetchStatement, outcomeStatements } from '../server/src/lib/pg-boss.internals.ts';
-import { startQueue } from '../server/src/lib/queue.ts';
+import { startQueue, type PgBoss } from '../server/src/lib/queue.ts';
 import { connectionOf, poolOf } from '../server/src/lib/sequelize.internals.ts';
 import type { AuthContext } from '../server/src/modules/sessions/index.ts';
 import { appRouter } from '../server/src/router.ts';
@@ -75,6 +75,20 @@ test('tRPC 11: next() with an undefined ctx passes the very context object on, w
   assert.is(result.ctx, context, 'tRPC copied the context: authedProcedure would pay its spread helper at every level');
 });
 
+/** A queue named `name` on its own pool, with every SQL text pg-boss sent through it; both stop after `work`. */
+async function withRecordedQueue(url: string, name: string, work: (queue: { db: Db; boss: PgBoss; sent: Set<string> }) => Promise<void>): Promise<void> {
+  const db = await createDatabase({ databaseUrl: url, dataDir: '', logger });
+  const sent = new Set<string>();
+  const recording = { ...db, executeSql: (text: string, values?: unknown[]) => (sent.add(text), db.executeSql(text, values)) };
+  const boss = await startQueue({ db: recording, logger, supervise: false, queues: [{ name }] });
+  try {
+    await work({ db, boss, sent });
+  } finally {
+    await boss.stop({ graceful: false, wait: true });
+    await db.close();
+  }
+}
+
 test("pg-boss 10: plans.js builds the completion and failure statements, and they are what pg-boss sends", async ({ url }) => {
   const statements = outcomeStatements('pgboss');
   assert.is(statements.size, 2);
@@ -82,18 +96,11 @@ test("pg-boss 10: plans.js builds the completion and failure statements, and the
   assert.ok([...statements].some((text) => text.includes("state = 'completed'")), 'one completes jobs');
   assert.ok([...statements].some((text) => text.includes("'failed'")), 'one fails them');
 
-  const db = await createDatabase({ databaseUrl: url, dataDir: '', logger });
-  const sent = new Set<string>();
-  const recording = { ...db, executeSql: (text: string, values?: unknown[]) => (sent.add(text), db.executeSql(text, values)) };
-  const boss = await startQueue({ db: recording, logger, supervise: false, queues: [{ name: 'fence' }] });
-  try {
+  await withRecordedQueue(url, 'fence', async ({ boss, sent }) => {
     await boss.send('fence', {});
     await boss.work('fence', { pollingIntervalSeconds: 0.5 }, async () => {});
     await eventually('a job completed', () => [...statements].some((text) => sent.has(text)), 10_000);
-  } finally {
-    await boss.stop({ graceful: false, wait: true });
-    await db.close();
-  }
+  });
 });
 
 type PlanNode = Record<string, unknown> & { Plans?: PlanNode[] };
@@ -110,11 +117,7 @@ function findPlan(node: PlanNode, wanted: (node: PlanNode) => boolean): PlanNode
 test("pg-boss 10: its fetch is what plans.js builds, and it reads a queue's batch in order from an index, without sorting the queue", async ({ url }) => {
   const fetch = fetchStatement('pgboss');
   assert.match(fetch, /ORDER BY priority desc, created_on, id/);
-  const db = await createDatabase({ databaseUrl: url, dataDir: '', logger });
-  const sent = new Set<string>();
-  const recording = { ...db, executeSql: (text: string, values?: unknown[]) => (sent.add(text), db.executeSql(text, values)) };
-  const boss = await startQueue({ db: recording, logger, supervise: false, queues: [{ name: 'fence-order' }] });
-  try {
+  await withRecordedQueue(url, 'fence-order', async ({ db, boss, sent }) => {
     // A backlog large enough that reading and sorting all of it costs more than the batch.
     for (let start = 0; start < 5000; start += 1000) await boss.insert(Array.from({ length: 1000 }, (_, i) => ({ name: 'fence-order', data: { n: start + i } })));
     await db.executeSql('ANALYZE pgboss.job', []);
@@ -128,33 +131,28 @@ test("pg-boss 10: its fetch is what plans.js builds, and it reads a queue's batc
     assert.not.match(picked, /"Node Type":"Sort"/, `the fetch sorts the whole queue to pick its batch: ${picked}`);
     await boss.work('fence-order', { pollingIntervalSeconds: 0.5, batchSize: 100 }, async () => {});
     await eventually('pg-boss sent the fetch built above', () => sent.has(fetch), 10_000);
-  } finally {
-    await boss.stop({ graceful: false, wait: true });
-    await db.close();
-  }
+  });
 });
 
 // Two connections at once: the embedded database has one.
 if (process.env.DATABASE_URL) {
   test('pg-boss 10: once the fetch-order index exists, a start does not wait for a transaction that writes jobs', async ({ url }) => {
-    const db = await createDatabase({ databaseUrl: url, dataDir: '', logger });
-    const boss = await startQueue({ db, logger, supervise: false, queues: [{ name: 'fence-start' }] });
-    const writer = new pg.Client(url);
-    const starter = new pg.Client(url);
-    await writer.connect();
-    await starter.connect();
-    try {
-      await writer.query('BEGIN');
-      await boss.insert([{ name: 'fence-start', data: {} }], { db: { executeSql: (text, values) => writer.query(text, values) } });
-      // CREATE INDEX IF NOT EXISTS alone would wait here for the writer's commit.
-      await starter.query("SET lock_timeout = '1s'");
-      await starter.query(fetchOrderIndex('pgboss'));
-    } finally {
-      await writer.query('ROLLBACK');
-      await Promise.all([writer.end(), starter.end()]);
-      await boss.stop({ graceful: false, wait: true });
-      await db.close();
-    }
+    await withRecordedQueue(url, 'fence-start', async ({ boss }) => {
+      const writer = new pg.Client(url);
+      const starter = new pg.Client(url);
+      await writer.connect();
+      await starter.connect();
+      try {
+        await writer.query('BEGIN');
+        await boss.insert([{ name: 'fence-start', data: {} }], { db: { executeSql: (text, values) => writer.query(text, values) } });
+        // CREATE INDEX IF NOT EXISTS alone would wait here for the writer's commit.
+        await starter.query("SET lock_timeout = '1s'");
+        await starter.query(fetchOrderIndex('pgboss'));
+      } finally {
+        await writer.query('ROLLBACK');
+        await Promise.all([writer.end(), starter.end()]);
+      }
+    });
   });
 }
 
