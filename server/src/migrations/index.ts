@@ -13,6 +13,7 @@ import * as webhookSecretNotify from './0008-webhook-secret-notify.ts';
 import * as secondFactor from './0009-second-factor.ts';
 import * as identities from './0010-identities.ts';
 import * as eventsOut from './0011-events-out.ts';
+import * as eventHolds from './0012-event-holds.ts';
 
 export type { Migration, MigrationContext } from './context.ts';
 
@@ -29,6 +30,7 @@ export const MIGRATIONS = [
   { name: '0009-second-factor', ...secondFactor },
   { name: '0010-identities', ...identities },
   { name: '0011-events-out', ...eventsOut },
+  { name: '0012-event-holds', ...eventHolds },
 ];
 
 const MIGRATION_NAMES = MIGRATIONS.map((migration) => migration.name);

@@ -1,7 +1,7 @@
 import { DataTypes } from 'sequelize';
 import { declareTable, notNull, nullable, primaryKey } from '../../lib/model.ts';
 
-// The events module's tables (migration 0011): endpoints, the outbox and its deliveries.
+// The events module's tables (migrations 0011 and 0012): endpoints, the outbox and its deliveries.
 // Every statement on them is in events.repo.ts.
 
 /** A row of `event_endpoints`: a service of the platform that receives our signed webhooks. */
@@ -76,6 +76,11 @@ export type EventDeliveryRecord = {
   last_status: number | null;
   last_error: string | null;
   next_attempt_at: Date;
+  /**
+   * Set by a lease that found it waiting behind an earlier delivery of its endpoint and
+   * account: not read again before then, unless the one ahead finishes first and lets it go.
+   */
+  held_until: Date | null;
   leased_until: Date | null;
   attempts_log: AttemptLogEntry[];
   created_at: Date;
@@ -95,6 +100,7 @@ export const eventDeliveriesTable = declareTable<EventDeliveryRecord>('event_del
   last_status: nullable(DataTypes.INTEGER),
   last_error: nullable(DataTypes.TEXT),
   next_attempt_at: notNull(DataTypes.DATE),
+  held_until: nullable(DataTypes.DATE),
   leased_until: nullable(DataTypes.DATE),
   attempts_log: notNull(DataTypes.JSONB),
   created_at: notNull(DataTypes.DATE),

@@ -166,47 +166,119 @@ export type DueDelivery = Pick<EventDeliveryRecord, 'id' | 'endpoint_id' | 'even
   Pick<EventEndpointRecord, 'url' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_until'> & { body: string };
 
 /**
- * Leases up to `limit` deliveries that are due, oldest first, at most `capacity(endpoint)` per
- * endpoint (`busy` lists the endpoints with fewer free places than `perEndpoint`, and how
+ * Deliveries read per endpoint by one lease, from the front of its due queue: what bounds a
+ * lease's work however many wait.
+ */
+export const LEASE_SCAN = 512;
+/** A delivery with more than one ahead of it is held this much longer: its turn comes when the one before it finishes. */
+const DEEPER_HOLD = '5 minutes';
+
+/**
+ * Leases up to `limit` deliveries that are due, soonest due first, at most `capacity(endpoint)`
+ * per endpoint (`busy` lists the endpoints with fewer free places than `perEndpoint`, and how
  * many). A delivery waits while an earlier one of its endpoint and account is pending, so
  * each account's events reach an endpoint in order. The lease, not a row lock, marks it as
  * being sent: a worker that dies mid-send leaves it to be sent again when the lease runs out.
+ *
+ * Each endpoint's due deliveries are read from the front, LEASE_SCAN at most, so a lease's
+ * work is bounded however many wait. What is found waiting behind an earlier delivery is
+ * set aside (`held_until`) when reading it again at every lease would be waste:
+ * - behind one that cannot go yet (its retry, or a hold of its own): until it can, so a
+ *   receiver that is down leaves its backlog set aside rather than re-read five times a
+ *   second;
+ * - further back than next in line, when the front of an endpoint's queue has nothing that
+ *   can go (one account's long run of events fills it): until the one ahead's lease ends,
+ *   and five minutes more, so other accounts' deliveries behind the run are reached.
+ * What waits right behind a delivery being sent stays as it is: it is next, and holding it
+ * would cost a write per delivery in every burst. Finishing a delivery lets the one next in
+ * line go at once if it was held (markDelivered, markFailed), so a hold only bounds how long
+ * one waits if that is missed: a finish recorded between this statement's read and its
+ * write, of a delivery it saw waiting for its retry (sent meanwhile by another worker),
+ * leaves the next one held until this lease's end. `held` is how many were set aside, so
+ * that the sender looks again at once while a backlog is being put aside.
  */
-export function leaseDue(
+export async function leaseDue(
   db: Queryable,
   now: Date,
   leaseUntil: Date,
   limit: number,
   perEndpoint: number,
   busy: { ids: string[]; free: number[] },
-): Promise<DueDelivery[]> {
-  return db.query<DueDelivery>(
+): Promise<{ due: DueDelivery[]; held: number }> {
+  const rows = await db.query<DueDelivery & { id: string | null; held: number }>(
     {
       name: 'event_deliveries_lease',
-      text: `WITH due AS (
-               SELECT d.id, d.seq, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.seq) AS rank,
-                      COALESCE(busy.free, $4) AS free
-               FROM event_deliveries d
-               JOIN event_endpoints ep ON ep.id = d.endpoint_id AND ep.enabled
-               LEFT JOIN unnest($5::uuid[], $6::int[]) AS busy (id, free) ON busy.id = d.endpoint_id
-               WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND (d.leased_until IS NULL OR d.leased_until <= $1)
-                 AND (d.account_id IS NULL OR NOT EXISTS (
-                   SELECT 1 FROM event_deliveries e
-                   WHERE e.endpoint_id = d.endpoint_id AND e.account_id = d.account_id AND e.state = 'pending' AND e.seq < d.seq))
-               ORDER BY d.seq LIMIT $3 * 4
+      text: `WITH scan AS (
+               SELECT d.id, d.seq, d.endpoint_id, d.account_id, COALESCE(busy.free, $4) AS free
+               FROM event_endpoints ep
+               LEFT JOIN unnest($5::uuid[], $6::int[]) AS busy (id, free) ON busy.id = ep.id
+               CROSS JOIN LATERAL (
+                 SELECT d.id, d.seq, d.endpoint_id, d.account_id FROM event_deliveries d
+                 WHERE d.endpoint_id = ep.id AND d.state = 'pending' AND GREATEST(d.next_attempt_at, d.held_until) <= $1
+                   AND (d.leased_until IS NULL OR d.leased_until <= $1)
+                 ORDER BY GREATEST(d.next_attempt_at, d.held_until), d.seq LIMIT ${LEASE_SCAN}
+               ) d
+               WHERE ep.enabled
+             ), judged AS (
+               SELECT scan.*, ahead.seq AS ahead_seq, GREATEST(ahead.next_attempt_at, ahead.held_until, ahead.leased_until, $2) AS hold,
+                      GREATEST(ahead.next_attempt_at, ahead.held_until) > $1 AND (ahead.leased_until IS NULL OR ahead.leased_until <= $1) AS ahead_waits
+               FROM scan LEFT JOIN LATERAL (
+                 SELECT e.seq, e.next_attempt_at, e.held_until, e.leased_until FROM event_deliveries e
+                 WHERE e.endpoint_id = scan.endpoint_id AND e.account_id = scan.account_id AND e.state = 'pending' AND e.seq < scan.seq
+                 ORDER BY e.endpoint_id, e.account_id, e.seq LIMIT 1
+               ) ahead ON true
+             ), ranked AS (
+               SELECT id, seq, free, row_number() OVER (PARTITION BY endpoint_id ORDER BY seq) AS rank FROM judged WHERE ahead_seq IS NULL
              ), picked AS (
-               SELECT id FROM due WHERE rank <= free ORDER BY seq LIMIT $3
+               SELECT id FROM ranked WHERE rank <= free ORDER BY seq LIMIT $3
+             ), clogged AS (
+               SELECT endpoint_id FROM judged GROUP BY endpoint_id, free HAVING count(*) FILTER (WHERE ahead_seq IS NULL) = 0 AND free > 0
+             ), holding AS (
+               SELECT judged.id, judged.hold, judged.ahead_waits,
+                      (SELECT m.seq FROM event_deliveries m
+                       WHERE m.endpoint_id = judged.endpoint_id AND m.account_id = judged.account_id AND m.state = 'pending' AND m.seq > judged.ahead_seq
+                       ORDER BY m.endpoint_id, m.account_id, m.seq LIMIT 1) < judged.seq AS deeper
+               FROM judged WHERE judged.ahead_waits OR judged.endpoint_id IN (SELECT endpoint_id FROM clogged)
+             ), held AS (
+               UPDATE event_deliveries d SET held_until = holding.hold + CASE WHEN holding.deeper THEN interval '${DEEPER_HOLD}' ELSE interval '0' END
+               FROM holding
+               WHERE d.id = ANY (ARRAY (SELECT id FROM holding WHERE ahead_waits OR deeper)) AND d.id = holding.id
+                 AND d.state = 'pending'
+               RETURNING d.id
+             ), leased AS (
+               UPDATE event_deliveries d SET leased_until = $2
+               FROM events ev, event_endpoints ep
+               WHERE d.id = ANY (ARRAY (SELECT id FROM picked)) AND ev.id = d.event_id AND ep.id = d.endpoint_id
+                 AND d.state = 'pending' AND (d.leased_until IS NULL OR d.leased_until <= $1)
+               RETURNING d.id, d.endpoint_id, d.event_id, d.type, d.step, ev.body,
+                         ep.url, ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_until
              )
-             UPDATE event_deliveries d SET leased_until = $2
-             FROM picked, events ev, event_endpoints ep
-             WHERE d.id = picked.id AND ev.id = d.event_id AND ep.id = d.endpoint_id
-               AND d.state = 'pending' AND (d.leased_until IS NULL OR d.leased_until <= $1)
-             RETURNING d.id, d.endpoint_id, d.event_id, d.type, d.step, ev.body,
-                       ep.url, ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_until`,
+             SELECT leased.*, (SELECT count(*) FROM held)::int AS held FROM (SELECT) AS one LEFT JOIN leased ON true`,
     },
     [now, leaseUntil, limit, perEndpoint, busy.ids, busy.free],
   );
+  const due = rows.filter((row) => row.id !== null).map(({ held: _held, ...delivery }) => delivery);
+  return { due, held: rows[0]?.held ?? 0 };
 }
+
+/**
+ * What letting the next go does, in the statement that finishes deliveries (markDelivered,
+ * markFailed): the first pending delivery behind each finished one (the statement's CTE
+ * `finished`: rows with endpoint_id, account_id, seq), if held, is due now rather than when
+ * its hold runs out.
+ * `others` excludes the finished rows themselves, which the statement's snapshot still
+ * shows pending. A row not held is not written: no write per delivery while nothing waits.
+ */
+const letNextGo = (others: string) => `released AS (
+               UPDATE event_deliveries n SET held_until = $4
+               FROM (
+                 SELECT (SELECT e.id FROM event_deliveries e
+                         WHERE e.endpoint_id = f.endpoint_id AND e.account_id = f.account_id AND e.state = 'pending' AND e.seq > f.seq AND ${others}
+                         ORDER BY e.endpoint_id, e.account_id, e.seq LIMIT 1) AS id
+                 FROM finished f WHERE f.account_id IS NOT NULL
+               ) next
+               WHERE n.id = next.id AND n.state = 'pending' AND n.held_until > $4
+             )`;
 
 /** Leased deliveries given back unsent (a worker stopping): due again at once. */
 export async function releaseLeases(db: Queryable, ids: string[]): Promise<void> {
@@ -219,8 +291,9 @@ const LOG_APPEND = `(CASE WHEN jsonb_array_length(attempts_log) >= 10 THEN attem
 export type Delivered = { id: string; status: number; attempt: AttemptLogEntry };
 
 /**
- * 2xx answers: delivered, and each endpoint's run of failures is over. One statement for
- * many deliveries (the sender groups them), so a busy sender costs few round trips.
+ * 2xx answers: delivered, each endpoint's run of failures is over, and the next of each
+ * account goes. One statement for many deliveries (the sender groups them), so a busy
+ * sender costs few round trips.
  */
 export async function markDelivered(db: Queryable, delivered: Delivered[], now: Date): Promise<void> {
   await db.query(
@@ -232,8 +305,8 @@ export async function markDelivered(db: Queryable, delivered: Delivered[], now: 
                UPDATE event_deliveries e SET state = 'delivered', attempts = e.attempts + 1, step = e.step + 1, last_status = done.status,
                       last_error = NULL, leased_until = NULL, finished_at = $4,
                       attempts_log = (CASE WHEN jsonb_array_length(e.attempts_log) >= 10 THEN e.attempts_log - 0 ELSE e.attempts_log END) || jsonb_build_array(done.attempt)
-               FROM done WHERE e.id = done.id AND e.state = 'pending' RETURNING e.endpoint_id
-             )
+               FROM done WHERE e.id = done.id AND e.state = 'pending' RETURNING e.endpoint_id, e.account_id, e.seq
+             ), finished AS (SELECT * FROM d), ${letNextGo('e.id <> ALL ($1::uuid[])')}
              UPDATE event_endpoints ep SET failing_since = NULL WHERE ep.id IN (SELECT endpoint_id FROM d) AND ep.failing_since IS NOT NULL`,
     },
     [delivered.map((row) => row.id), delivered.map((row) => row.status), delivered.map((row) => JSON.stringify(row.attempt)), now],
@@ -243,8 +316,9 @@ export async function markDelivered(db: Queryable, delivered: Delivered[], now: 
 export type FailedAttempt = { status: number | null; error: string; attempt: AttemptLogEntry; retryAt: Date | null };
 
 /**
- * Anything but a 2xx: tried again at `retryAt`, or dead when there is none. Returns since when
- * the endpoint has had no 2xx, and whether it is still enabled.
+ * Anything but a 2xx: tried again at `retryAt`, or dead when there is none (and the next of
+ * its account goes). Returns since when the endpoint has had no 2xx, and whether it is still
+ * enabled.
  */
 export async function markFailed(db: Queryable, id: string, failed: FailedAttempt, now: Date): Promise<Pick<EventEndpointRecord, 'id' | 'failing_since' | 'enabled' | 'url'> | undefined> {
   const [endpoint] = await db.query<Pick<EventEndpointRecord, 'id' | 'failing_since' | 'enabled' | 'url'>>(
@@ -255,8 +329,8 @@ export async function markFailed(db: Queryable, id: string, failed: FailedAttemp
                       attempts = attempts + 1, step = step + 1, last_status = $2, last_error = $6,
                       next_attempt_at = COALESCE($5, next_attempt_at), leased_until = NULL,
                       finished_at = CASE WHEN $5::timestamptz IS NULL THEN $4::timestamptz END, attempts_log = ${LOG_APPEND}
-               WHERE id = $1 AND state = 'pending' RETURNING endpoint_id
-             )
+               WHERE id = $1 AND state = 'pending' RETURNING endpoint_id, account_id, seq, state
+             ), finished AS (SELECT * FROM d WHERE state = 'dead'), ${letNextGo('e.id <> $1')}
              UPDATE event_endpoints ep SET failing_since = COALESCE(ep.failing_since, $4) FROM d WHERE ep.id = d.endpoint_id
              RETURNING ep.id, ep.failing_since, ep.enabled, ep.url`,
     },
@@ -267,7 +341,7 @@ export async function markFailed(db: Queryable, id: string, failed: FailedAttemp
 
 // ------------------------------------------------------------------ operators
 
-export type DeliveryRow = Omit<EventDeliveryRecord, 'leased_until' | 'account_id' | 'step' | 'finished_at'>;
+export type DeliveryRow = Omit<EventDeliveryRecord, 'leased_until' | 'held_until' | 'account_id' | 'step' | 'finished_at'>;
 const DELIVERY_COLUMNS = 'id, seq, endpoint_id, event_id, type, state, attempts, last_status, last_error, next_attempt_at, attempts_log, created_at';
 
 export type DeliveryFilter = { endpointId?: string; state?: DeliveryState; type?: string };
@@ -294,7 +368,7 @@ export async function deliveryRow(db: Queryable, id: string): Promise<(DeliveryR
 /** Queues the delivery again from the start of the schedule, now; its endpoint id, or undefined. */
 export async function requeueDelivery(tx: Queryable, id: string, now: Date): Promise<{ endpoint_id: string; enabled: boolean } | undefined> {
   const [row] = await tx.query<{ endpoint_id: string; enabled: boolean }>(
-    `UPDATE event_deliveries d SET state = 'pending', step = 0, next_attempt_at = $2, finished_at = NULL
+    `UPDATE event_deliveries d SET state = 'pending', step = 0, next_attempt_at = $2, held_until = NULL, finished_at = NULL
      FROM event_endpoints ep WHERE d.id = $1 AND ep.id = d.endpoint_id AND ep.enabled RETURNING d.endpoint_id, ep.enabled`,
     [id, now],
   );
@@ -304,7 +378,7 @@ export async function requeueDelivery(tx: Queryable, id: string, now: Date): Pro
 /** The endpoint's dead and skipped deliveries (made at or after `since`), queued again; how many. */
 export async function requeueFinished(tx: Queryable, endpointId: string, since: Date | null, now: Date): Promise<number> {
   const rows = await tx.query(
-    `UPDATE event_deliveries SET state = 'pending', step = 0, next_attempt_at = $3, finished_at = NULL
+    `UPDATE event_deliveries SET state = 'pending', step = 0, next_attempt_at = $3, held_until = NULL, finished_at = NULL
      WHERE endpoint_id = $1 AND state IN ('dead', 'skipped') AND ($2::timestamptz IS NULL OR created_at >= $2) RETURNING id`,
     [endpointId, since, now],
   );

@@ -123,8 +123,9 @@ export type EventSender = {
 type Queued = { delivery: repo.DueDelivery; leasedUntil: number };
 
 /**
- * The worker's loop for events out. It leases due deliveries (oldest first; of each account
- * only the oldest pending one per endpoint, so each account's events go in order) into a
+ * The worker's loop for events out. It leases due deliveries (soonest due first; of each
+ * account only the oldest pending one per endpoint, so each account's events go in order;
+ * see repo.leaseDue for what it sets aside) into a
  * queue per endpoint, up to PREFETCH_PER_ENDPOINT ahead, and sends from each queue with at
  * most IN_FLIGHT_PER_ENDPOINT requests at once (IN_FLIGHT in all). Leasing ahead makes one
  * statement serve many sends; a queued delivery whose lease no longer covers a whole
@@ -214,12 +215,13 @@ export function startEventSender(deps: SenderDeps, hooks: SenderHooks = {}): Eve
     leasing = repo
       .leaseDue(deps.db, now, new Date(now.getTime() + LEASE_MS), room, PREFETCH_PER_ENDPOINT, busy)
       .then(
-        (due) => {
+        ({ due, held }) => {
           if (failures) deps.logger.info({ failures }, 'event sending works again');
           failures = 0;
           for (const delivery of due) endpointState(delivery.endpoint_id).queue.push({ delivery, leasedUntil });
           for (const [id, state] of endpoints) pump(id, state);
-          if (due.length === room) again = true;
+          // A full lease, or one that put waiting deliveries aside, may have left more due behind them.
+          if (due.length === room || held) again = true;
         },
         (error: unknown) => {
           failures++;
