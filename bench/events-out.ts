@@ -75,6 +75,26 @@ export async function eventsOut(bench: BenchContext): Promise<Measurement> {
   );
 }
 
+/** Deliveries waiting for a receiver that is down, and over how many accounts. */
+const DOWN_BACKLOG = 20_000;
+const DOWN_ACCOUNTS = 100;
+
+/**
+ * Events out as above, beside another endpoint whose receiver has been down a while, with
+ * DOWN_BACKLOG deliveries waiting for it: what the sender spends on deliveries it cannot send
+ * yet is not spent on those it can. The backlog is written just before the round, as an
+ * outage leaves it (the round starts once the sender has set it aside), and removed after
+ * it, so the plain round sampled before each of these runs without it.
+ */
+export async function eventsOutBesideDown(bench: BenchContext): Promise<Measurement> {
+  const down = await bench.service.command<string>('events-down-backlog', { count: DOWN_BACKLOG, accounts: DOWN_ACCOUNTS });
+  try {
+    return await eventsOut(bench);
+  } finally {
+    await bench.service.command('events-endpoint-delete', { id: down });
+  }
+}
+
 export async function closeEventsReceiver(): Promise<void> {
   await receiver?.close();
   receiver = undefined;

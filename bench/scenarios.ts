@@ -3,7 +3,7 @@ import type { Measurement } from './measurement.ts';
 import type { ServiceProcess } from './service-process.ts';
 import { BASELINE, p99AtMostTimes, p99Below, rateAbove, rateAlike, rateAtLeast, type Target } from './targets.ts';
 import { loginWithSecondStep } from './login-mfa.ts';
-import { eventsOut } from './events-out.ts';
+import { eventsOut, eventsOutBesideDown } from './events-out.ts';
 import { EFFECTS_DELIVERIES, webhookEffects, webhookIngest, webhookIngestFloor } from './webhook-ingest.ts';
 
 export const CONNECTIONS = 50;
@@ -171,6 +171,15 @@ export const SCENARIOS: Scenario[] = [
     unit: 'events/s',
     run: eventsOut,
     targets: [rateAbove(1000)],
+  },
+  {
+    id: 'events-out-beside-down',
+    label: 'events out as above, beside an endpoint that is down with 20,000 deliveries waiting over 100 accounts',
+    unit: 'events/s',
+    run: eventsOutBesideDown,
+    // Sampled right before each round: the same events with no endpoint down.
+    references: ['events-out'],
+    targets: [rateAtLeast('events-out', 0.8)],
   },
   {
     id: 'forgot-known',

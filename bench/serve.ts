@@ -30,6 +30,49 @@ const COMMANDS: Record<string, CommandHandler> = {
     const actor = { accountId: null, request: { ip: '127.0.0.1', requestId: 'bench' } };
     await eventsAdminService.createEndpoint(service.deps, actor, { url: String(args.url), events: ['security.changed'] });
   },
+  // An endpoint whose receiver has been down a while: each account's first delivery failed and
+  // waits for its retry in five minutes, every later one waits behind it. Written in bulk, as
+  // an outage leaves them; the endpoint wants no event type the other scenarios write.
+  'events-down-backlog': async (service, args) => {
+    const actor = { accountId: null, request: { ip: '127.0.0.1', requestId: 'bench' } };
+    const { endpoint } = await eventsAdminService.createEndpoint(service.deps, actor, { url: 'http://127.0.0.1:9/down', events: ['account.deleted'] });
+    await service.deps.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO events (id, type, account_id, body, created_at)
+         SELECT 'msg_down_' || $3::text || '_' || i, 'account.deleted', 2000000 + i % $2, '{}', now() FROM generate_series(1, $1::int) AS i`,
+        [Number(args.count), Number(args.accounts), endpoint.id],
+      );
+      await tx.query(
+        `INSERT INTO event_deliveries (id, endpoint_id, event_id, account_id, type, state, attempts, step, next_attempt_at, created_at)
+         SELECT gen_random_uuid(), $3::uuid, 'msg_down_' || $4 || '_' || i, 2000000 + i % $2, 'account.deleted', 'pending',
+                CASE WHEN i <= $2 THEN 1 ELSE 0 END, CASE WHEN i <= $2 THEN 1 ELSE 0 END,
+                CASE WHEN i <= $2 THEN now() + interval '5 minutes' ELSE now() END, now()
+         FROM generate_series(1, $1::int) AS i ORDER BY i`,
+        [Number(args.count), Number(args.accounts), endpoint.id, endpoint.id],
+      );
+    });
+    // As an outage leaves it: the sender has tried each account's first delivery and set aside
+    // what waits behind it (docs/EVENTS.md), which it does as the backlog forms.
+    const deadline = Date.now() + 120_000;
+    const due = async () =>
+      Number(
+        (
+          await service.deps.db.query<{ due: string }>(
+            `SELECT count(*) AS due FROM event_deliveries WHERE endpoint_id = $1 AND state = 'pending' AND GREATEST(next_attempt_at, held_until) <= now()`,
+            [endpoint.id],
+          )
+        )[0].due,
+      );
+    while ((await due()) > 0) {
+      if (Date.now() > deadline) throw new Error('the sender did not set the backlog aside within 120 s');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return endpoint.id;
+  },
+  'events-endpoint-delete': async (service, args) => {
+    const actor = { accountId: null, request: { ip: '127.0.0.1', requestId: 'bench' } };
+    await eventsAdminService.deleteEndpoint(service.deps, actor, String(args.id));
+  },
   // In one transaction: the sender sees them all at its commit, and the bench times from there.
   'emit-events': async (service, args) => {
     const count = Number(args.count);
