@@ -170,6 +170,12 @@ export type DueDelivery = Pick<EventDeliveryRecord, 'id' | 'endpoint_id' | 'even
  * lease's work however many wait.
  */
 export const LEASE_SCAN = 512;
+/**
+ * "Still pending", for an update of rows already picked by id: said as "not finished" so that
+ * the planner cannot read it as the due index's predicate (`state = 'pending'`) and scan that
+ * whole index to intersect it with the ids, as it did with the table's statistics stale.
+ */
+const FINISHED = "('delivered', 'dead', 'skipped')";
 /** A delivery with more than one ahead of it is held this much longer: its turn comes when the one before it finishes. */
 const DEEPER_HOLD = '5 minutes';
 
@@ -243,13 +249,13 @@ export async function leaseDue(
                UPDATE event_deliveries d SET held_until = holding.hold + CASE WHEN holding.deeper THEN interval '${DEEPER_HOLD}' ELSE interval '0' END
                FROM holding
                WHERE d.id = ANY (ARRAY (SELECT id FROM holding WHERE ahead_waits OR deeper)) AND d.id = holding.id
-                 AND d.state = 'pending'
+                 AND d.state NOT IN ${FINISHED}
                RETURNING d.id
              ), leased AS (
                UPDATE event_deliveries d SET leased_until = $2
                FROM events ev, event_endpoints ep
                WHERE d.id = ANY (ARRAY (SELECT id FROM picked)) AND ev.id = d.event_id AND ep.id = d.endpoint_id
-                 AND d.state = 'pending' AND (d.leased_until IS NULL OR d.leased_until <= $1)
+                 AND d.state NOT IN ${FINISHED} AND (d.leased_until IS NULL OR d.leased_until <= $1)
                RETURNING d.id, d.endpoint_id, d.event_id, d.type, d.step, ev.body,
                          ep.url, ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_until
              )
@@ -277,7 +283,7 @@ const letNextGo = (others: string) => `released AS (
                          ORDER BY e.endpoint_id, e.account_id, e.seq LIMIT 1) AS id
                  FROM finished f WHERE f.account_id IS NOT NULL
                ) next
-               WHERE n.id = next.id AND n.state = 'pending' AND n.held_until > $4
+               WHERE n.id = next.id AND n.state NOT IN ${FINISHED} AND n.held_until > $4
              )`;
 
 /** Leased deliveries given back unsent (a worker stopping): due again at once. */
@@ -305,7 +311,7 @@ export async function markDelivered(db: Queryable, delivered: Delivered[], now: 
                UPDATE event_deliveries e SET state = 'delivered', attempts = e.attempts + 1, step = e.step + 1, last_status = done.status,
                       last_error = NULL, leased_until = NULL, finished_at = $4,
                       attempts_log = (CASE WHEN jsonb_array_length(e.attempts_log) >= 10 THEN e.attempts_log - 0 ELSE e.attempts_log END) || jsonb_build_array(done.attempt)
-               FROM done WHERE e.id = done.id AND e.state = 'pending' RETURNING e.endpoint_id, e.account_id, e.seq
+               FROM done WHERE e.id = done.id AND e.state NOT IN ${FINISHED} RETURNING e.endpoint_id, e.account_id, e.seq
              ), finished AS (SELECT * FROM d), ${letNextGo('e.id <> ALL ($1::uuid[])')}
              UPDATE event_endpoints ep SET failing_since = NULL WHERE ep.id IN (SELECT endpoint_id FROM d) AND ep.failing_since IS NOT NULL`,
     },
