@@ -171,9 +171,9 @@ export type DueDelivery = Pick<EventDeliveryRecord, 'id' | 'endpoint_id' | 'even
  */
 export const LEASE_SCAN = 512;
 /**
- * "Still pending", for an update of rows already picked by id: said as "not finished" so that
- * the planner cannot read it as the due index's predicate (`state = 'pending'`) and scan that
- * whole index to intersect it with the ids, as it did with the table's statistics stale.
+ * "Still pending", for an update of rows already found: said as "not finished" so that the
+ * planner cannot read it as the due index's predicate (`state = 'pending'`) and scan that
+ * whole index to intersect it with the rows, as it did with the table's statistics stale.
  */
 const FINISHED = "('delivered', 'dead', 'skipped')";
 /** A delivery with more than one ahead of it is held this much longer: its turn comes when the one before it finishes. */
@@ -215,11 +215,11 @@ export async function leaseDue(
     {
       name: 'event_deliveries_lease',
       text: `WITH scan AS (
-               SELECT d.id, d.seq, d.endpoint_id, d.account_id, COALESCE(busy.free, $4) AS free
+               SELECT d.id, d.tid, d.seq, d.endpoint_id, d.account_id, COALESCE(busy.free, $4) AS free
                FROM event_endpoints ep
                LEFT JOIN unnest($5::uuid[], $6::int[]) AS busy (id, free) ON busy.id = ep.id
                CROSS JOIN LATERAL (
-                 SELECT d.id, d.seq, d.endpoint_id, d.account_id FROM event_deliveries d
+                 SELECT d.id, d.ctid AS tid, d.seq, d.endpoint_id, d.account_id FROM event_deliveries d
                  WHERE d.endpoint_id = ep.id AND d.state = 'pending' AND GREATEST(d.next_attempt_at, d.held_until) <= $1
                    AND (d.leased_until IS NULL OR d.leased_until <= $1)
                  ORDER BY GREATEST(d.next_attempt_at, d.held_until), d.seq LIMIT ${LEASE_SCAN}
@@ -234,13 +234,13 @@ export async function leaseDue(
                  ORDER BY e.endpoint_id, e.account_id, e.seq LIMIT 1
                ) ahead ON true
              ), ranked AS (
-               SELECT id, seq, free, row_number() OVER (PARTITION BY endpoint_id ORDER BY seq) AS rank FROM judged WHERE ahead_seq IS NULL
+               SELECT tid, seq, free, row_number() OVER (PARTITION BY endpoint_id ORDER BY seq) AS rank FROM judged WHERE ahead_seq IS NULL
              ), picked AS (
-               SELECT id FROM ranked WHERE rank <= free ORDER BY seq LIMIT $3
+               SELECT tid FROM ranked WHERE rank <= free ORDER BY seq LIMIT $3
              ), clogged AS (
                SELECT endpoint_id FROM judged GROUP BY endpoint_id, free HAVING count(*) FILTER (WHERE ahead_seq IS NULL) = 0 AND free > 0
              ), holding AS (
-               SELECT judged.id, judged.hold, judged.ahead_waits,
+               SELECT judged.tid, judged.hold, judged.ahead_waits,
                       (SELECT m.seq FROM event_deliveries m
                        WHERE m.endpoint_id = judged.endpoint_id AND m.account_id = judged.account_id AND m.state = 'pending' AND m.seq > judged.ahead_seq
                        ORDER BY m.endpoint_id, m.account_id, m.seq LIMIT 1) < judged.seq AS deeper
@@ -248,14 +248,12 @@ export async function leaseDue(
              ), held AS (
                UPDATE event_deliveries d SET held_until = holding.hold + CASE WHEN holding.deeper THEN interval '${DEEPER_HOLD}' ELSE interval '0' END
                FROM holding
-               WHERE d.id = ANY (ARRAY (SELECT id FROM holding WHERE ahead_waits OR deeper)) AND d.id = holding.id
-                 AND d.state NOT IN ${FINISHED}
+               WHERE d.ctid = ANY (ARRAY (SELECT tid FROM holding WHERE ahead_waits OR deeper)) AND d.ctid = holding.tid
                RETURNING d.id
              ), leased AS (
                UPDATE event_deliveries d SET leased_until = $2
                FROM events ev, event_endpoints ep
-               WHERE d.id = ANY (ARRAY (SELECT id FROM picked)) AND ev.id = d.event_id AND ep.id = d.endpoint_id
-                 AND d.state NOT IN ${FINISHED} AND (d.leased_until IS NULL OR d.leased_until <= $1)
+               WHERE d.ctid = ANY (ARRAY (SELECT tid FROM picked)) AND ev.id = d.event_id AND ep.id = d.endpoint_id
                RETURNING d.id, d.endpoint_id, d.event_id, d.type, d.step, ev.body,
                          ep.url, ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_until
              )
@@ -277,13 +275,12 @@ export async function leaseDue(
  */
 const letNextGo = (others: string) => `released AS (
                UPDATE event_deliveries n SET held_until = $4
-               FROM (
-                 SELECT (SELECT e.id FROM event_deliveries e
+               WHERE n.ctid = ANY (ARRAY (
+                 SELECT (SELECT e.ctid FROM event_deliveries e
                          WHERE e.endpoint_id = f.endpoint_id AND e.account_id = f.account_id AND e.state = 'pending' AND e.seq > f.seq AND ${others}
-                         ORDER BY e.endpoint_id, e.account_id, e.seq LIMIT 1) AS id
+                         ORDER BY e.endpoint_id, e.account_id, e.seq LIMIT 1)
                  FROM finished f WHERE f.account_id IS NOT NULL
-               ) next
-               WHERE n.id = next.id AND n.state NOT IN ${FINISHED} AND n.held_until > $4
+               )) AND n.held_until > $4
              )`;
 
 /** Leased deliveries given back unsent (a worker stopping): due again at once. */
