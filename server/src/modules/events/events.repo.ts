@@ -202,6 +202,11 @@ const DEEPER_HOLD = '5 minutes';
  * write, of a delivery it saw waiting for its retry (sent meanwhile by another worker),
  * leaves the next one held until this lease's end. `held` is how many were set aside, so
  * that the sender looks again at once while a backlog is being put aside.
+ *
+ * The holds and the lease update the row versions the statement read (`ctid`): the planner
+ * can only fetch those directly, where an update by id was planned, on stale statistics, as
+ * a scan of the whole table; and a row changed since it was read (leased by another worker,
+ * finished) no longer matches and is left alone.
  */
 export async function leaseDue(
   db: Queryable,
@@ -272,6 +277,7 @@ export async function leaseDue(
  * its hold runs out.
  * `others` excludes the finished rows themselves, which the statement's snapshot still
  * shows pending. A row not held is not written: no write per delivery while nothing waits.
+ * By ctid, as in leaseDue.
  */
 const letNextGo = (others: string) => `released AS (
                UPDATE event_deliveries n SET held_until = $4
