@@ -43,7 +43,7 @@ test.after.each(async (context) => {
 });
 
 let accounts = 1000;
-/** A new account's deliveries to the endpoint, written in this order (so in seq order), each due at `dueAt`; their ids. */
+/** `count` deliveries of a new account to the endpoint, each due at `dueAt`; their ids in seq order (the order the sender keeps). */
 async function queue(context: Context, count: number, dueAt: Date, account = ++accounts): Promise<string[]> {
   const rows = await context.db.query<{ id: string; seq: string }>(
     `WITH ev AS (
