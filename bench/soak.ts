@@ -10,6 +10,7 @@ import autocannon from 'autocannon';
 import { withBenchBuild } from './build.ts';
 import { withBenchService, type ServiceProcess } from './service-process.ts';
 import { failuresOf } from './load.ts';
+import { median } from './measurement.ts';
 import { inboxWaiting, signedDeliveries, untilInboxDrained } from './webhook-ingest.ts';
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 30);
@@ -89,12 +90,6 @@ async function soak(service: ServiceProcess): Promise<boolean> {
   for (const [label, ok] of checks) console.log(`${ok ? 'pass' : 'FAIL'} ${label}`);
   return checks.every(([, ok]) => ok);
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 /**
  * Growth of resident memory after the first minute (JIT, pools and caches warm up in it): the

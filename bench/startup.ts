@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../tests/helpers/service.ts';
+import { median } from './measurement.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RUNS = 5;
@@ -45,7 +46,6 @@ async function timeToReady(args: string[], env: Record<string, string>): Promise
   }
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** The start-up table for the README, as markdown lines. */
 export async function measureStartup(databaseUrl: string, buildDir: string): Promise<string[]> {
