@@ -29,3 +29,27 @@ export async function seedSite(deps: Deps, account: SeededAccount): Promise<Seed
   const { siteKey } = await caller.sites.create({ name: 'Bench shop', paymentWebhookSecret: webhookSecret });
   return { siteKey, webhookSecret };
 }
+
+/**
+ * What an endpoint whose receiver has been down a while has waiting, written in bulk in one
+ * transaction: `count` deliveries over `accounts` accounts, each account's first one failed
+ * once and due again in five minutes, every later one behind it. Events of `account.deleted`,
+ * a type no other scenario writes.
+ */
+export async function seedDownBacklog(db: Pick<Deps['db'], 'transaction'>, endpointId: string, count: number, accounts: number): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO events (id, type, account_id, body, created_at)
+       SELECT 'msg_down_' || $3 || '_' || i, 'account.deleted', 2000000 + i % $2, '{}', now() FROM generate_series(1, $1::int) AS i`,
+      [count, accounts, endpointId],
+    );
+    await tx.query(
+      `INSERT INTO event_deliveries (id, endpoint_id, event_id, account_id, type, state, attempts, step, next_attempt_at, created_at)
+       SELECT gen_random_uuid(), $3::uuid, 'msg_down_' || $4 || '_' || i, 2000000 + i % $2, 'account.deleted', 'pending',
+              CASE WHEN i <= $2 THEN 1 ELSE 0 END, CASE WHEN i <= $2 THEN 1 ELSE 0 END,
+              CASE WHEN i <= $2 THEN now() + interval '5 minutes' ELSE now() END, now()
+       FROM generate_series(1, $1::int) AS i ORDER BY i`,
+      [count, accounts, endpointId, endpointId],
+    );
+  });
+}

@@ -15,7 +15,7 @@ import { startBareServer } from './bare.ts';
 import { startIngestFloor } from './ingest-floor.ts';
 import { measureHashCeiling } from './hash-ceiling.ts';
 import type { Command, Reply, ServiceInfo } from './protocol.ts';
-import { seedAccount, seedSite } from './seed.ts';
+import { seedAccount, seedDownBacklog, seedSite } from './seed.ts';
 
 type CommandHandler = (service: RunningService, args: Record<string, unknown>) => Promise<unknown>;
 
@@ -30,27 +30,11 @@ const COMMANDS: Record<string, CommandHandler> = {
     const actor = { accountId: null, request: { ip: '127.0.0.1', requestId: 'bench' } };
     await eventsAdminService.createEndpoint(service.deps, actor, { url: String(args.url), events: ['security.changed'] });
   },
-  // An endpoint whose receiver has been down a while: each account's first delivery failed and
-  // waits for its retry in five minutes, every later one waits behind it. Written in bulk, as
-  // an outage leaves them; the endpoint wants no event type the other scenarios write.
+  // An endpoint whose receiver has been down a while, and what it has waiting (seedDownBacklog).
   'events-down-backlog': async (service, args) => {
     const actor = { accountId: null, request: { ip: '127.0.0.1', requestId: 'bench' } };
     const { endpoint } = await eventsAdminService.createEndpoint(service.deps, actor, { url: 'http://127.0.0.1:9/down', events: ['account.deleted'] });
-    await service.deps.db.transaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO events (id, type, account_id, body, created_at)
-         SELECT 'msg_down_' || $3::text || '_' || i, 'account.deleted', 2000000 + i % $2, '{}', now() FROM generate_series(1, $1::int) AS i`,
-        [Number(args.count), Number(args.accounts), endpoint.id],
-      );
-      await tx.query(
-        `INSERT INTO event_deliveries (id, endpoint_id, event_id, account_id, type, state, attempts, step, next_attempt_at, created_at)
-         SELECT gen_random_uuid(), $3::uuid, 'msg_down_' || $4 || '_' || i, 2000000 + i % $2, 'account.deleted', 'pending',
-                CASE WHEN i <= $2 THEN 1 ELSE 0 END, CASE WHEN i <= $2 THEN 1 ELSE 0 END,
-                CASE WHEN i <= $2 THEN now() + interval '5 minutes' ELSE now() END, now()
-         FROM generate_series(1, $1::int) AS i ORDER BY i`,
-        [Number(args.count), Number(args.accounts), endpoint.id, endpoint.id],
-      );
-    });
+    await seedDownBacklog(service.deps.db, endpoint.id, Number(args.count), Number(args.accounts));
     // As an outage leaves it: the sender has tried each account's first delivery and set aside
     // what waits behind it (docs/EVENTS.md), which it does as the backlog forms.
     const deadline = Date.now() + 120_000;

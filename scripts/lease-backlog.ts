@@ -14,6 +14,7 @@ import { createLogger } from '../server/src/lib/logger.ts';
 import { migrate } from '../server/src/migrations/index.ts';
 import { leaseDue } from '../server/src/modules/events/events.repo.ts';
 import { createTestDatabase } from '../tests/helpers/database.ts';
+import { seedDownBacklog } from '../bench/seed.ts';
 
 const deliveries = Number(process.argv[2] ?? 20_000);
 const accounts = Number(process.argv[3] ?? 10);
@@ -26,17 +27,7 @@ try {
   await migrate(db, logger, { secretBox: createSecretBox([key]), dataKeys: [key] });
   const endpoint = randomUUID();
   await db.query(`INSERT INTO event_endpoints (id, url, secret_sealed, created_at, updated_at) VALUES ($1, 'http://127.0.0.1:9/down', 'unused', now(), now())`, [endpoint]);
-  await db.query(
-    `INSERT INTO events (id, type, account_id, body, created_at) SELECT 'msg_' || i, 'payment.updated', i % $2, '{}', now() FROM generate_series(1, $1::int) AS i`,
-    [deliveries, accounts],
-  );
-  await db.query(
-    `INSERT INTO event_deliveries (id, endpoint_id, event_id, account_id, type, state, next_attempt_at, created_at)
-     SELECT gen_random_uuid(), $3, 'msg_' || i, i % $2, 'payment.updated', 'pending',
-            CASE WHEN i <= $2 THEN now() + interval '5 minutes' ELSE now() END, now()
-     FROM generate_series(1, $1::int) AS i`,
-    [deliveries, accounts, endpoint],
-  );
+  await seedDownBacklog(db, endpoint, deliveries, accounts);
   await db.query('ANALYZE event_deliveries');
   const lease = async () => {
     const started = performance.now();
