@@ -46,6 +46,16 @@ async function untilWorkerIdle(service: ServiceProcess, timeoutMs = 300_000): Pr
 }
 
 /**
+ * Each measurement starts on a service that has finished what the one before left (logins
+ * still queued for argon2 when the load stopped): else a login round's last second would be
+ * counted against the next reference or scenario.
+ */
+async function measure(service: ServiceProcess, scenario: Scenario, bench: BenchContext): Promise<Measurement> {
+  await service.command('settle');
+  return scenario.run(bench);
+}
+
+/**
  * A few short rounds, each measuring the scenario's references (the bare handler, say) just
  * before the scenario itself, so that other load on this shared machine weighs on both
  * alike. The figures are those of the median round, so that a ratio stays within one round.
@@ -58,9 +68,8 @@ async function runScenario(service: ServiceProcess, scenario: Scenario): Promise
   const rounds: Round[] = [];
   for (let round = 0; round < TIMING.rounds; round++) {
     const references = new Map<string, Measurement>();
-    for (const id of referencesOf(scenario)) references.set(id, await scenarioById(id).run(reference));
-    rounds.push({ measured: await scenario.run(round === 0 ? first : later), references });
-    if (scenario.settleMs) await sleep(scenario.settleMs);
+    for (const id of referencesOf(scenario)) references.set(id, await measure(service, scenarioById(id), reference));
+    rounds.push({ measured: await measure(service, scenario, round === 0 ? first : later), references });
   }
   return medianRound(scenario, rounds);
 }

@@ -31,8 +31,6 @@ export type Scenario = {
    */
   references?: string[];
   targets?: Target[];
-  /** Pause after each round for requests still queued when the load stops (logins waiting for argon2). */
-  settleMs?: number;
 };
 
 export const referencesOf = (scenario: Scenario) => scenario.references ?? (scenario.id === BASELINE ? [] : [BASELINE]);
@@ -121,7 +119,6 @@ export const SCENARIOS: Scenario[] = [
     run: (bench) => loginLoad(bench),
     references: ['hash-ceiling'],
     targets: [rateAtLeast('hash-ceiling', 0.9)],
-    settleMs: 500,
   },
   {
     id: 'login-mfa',
@@ -131,7 +128,6 @@ export const SCENARIOS: Scenario[] = [
     // The password step is the same argon2 work as a login; the second step should add little to it.
     references: ['hash-ceiling', 'login'],
     targets: [rateAtLeast('hash-ceiling', 0.6)],
-    settleMs: 500,
   },
   {
     id: 'me-under-logins',
@@ -140,7 +136,6 @@ export const SCENARIOS: Scenario[] = [
     run: meUnderLogins,
     references: ['me-jwt'],
     targets: [p99AtMostTimes('me-jwt', 2)],
-    settleMs: 500,
   },
   {
     id: 'ingest-floor',

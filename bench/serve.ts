@@ -6,9 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startService, type RunningService } from '../gateway/src/server.ts';
 import { adminService, eventsAdminService, emitEvent, loadConfig } from '../server/src/index.ts';
 import { startBareServer } from './bare.ts';
@@ -19,8 +21,38 @@ import { seedAccount, seedDownBacklog, seedSite } from './seed.ts';
 
 type CommandHandler = (service: RunningService, args: Record<string, unknown>) => Promise<unknown>;
 
+/** Requests the service has taken and not finished answering (countRequests). */
+let requestsInFlight = 0;
+
+/**
+ * Counts requests from the moment the service takes one until its handler is done, whether
+ * or not the client still waits: autocannon stops at its deadline with every connection's
+ * request unanswered, and 50 logins left queued for argon2 keep the hashing thread busy for
+ * most of a second after it. (Koa's request handler returns a promise that settles then.)
+ */
+function countRequests(server: Server): void {
+  const handlers = server.listeners('request') as Array<(...args: unknown[]) => unknown>;
+  server.removeAllListeners('request');
+  server.on('request', (req, res) => {
+    requestsInFlight++;
+    const done = () => {
+      requestsInFlight--;
+    };
+    Promise.all(handlers.map((handle) => handle(req, res))).then(done, done);
+  });
+}
+
 /** Work that must run inside the service's process; a new scenario may add its own. */
 const COMMANDS: Record<string, CommandHandler> = {
+  // Resolves once the service has finished every request it took (see countRequests).
+  settle: async () => {
+    const deadline = Date.now() + 60_000;
+    while (requestsInFlight > 0) {
+      if (Date.now() > deadline) throw new Error(`settle: ${requestsInFlight} requests still in flight after 60 s`);
+      await sleep(10);
+    }
+    return true;
+  },
   'hash-ceiling': (service, args) =>
     measureHashCeiling(service.deps.passwords, { concurrency: Number(args.concurrency), durationMs: Number(args.durationMs) }),
   // Accounts of their own for scenarios that change them (a passkey each for the second step).
@@ -164,6 +196,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
   const mail = await startMailSink();
   const service = await startService(benchConfig(dataDir, mail.url), 'all');
+  countRequests(service.server!);
   const bare = await startBareServer();
   const account = await seedAccount(service.deps, service.url!);
   const site = await seedSite(service.deps, account);
