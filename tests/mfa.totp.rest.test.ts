@@ -2,6 +2,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runHousekeeping } from '../server/src/roles/housekeeping.ts';
 import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
+import { failChallenge, insertChallenge, useChallenge } from '../server/src/modules/mfa/mfa.repo.ts';
+import { sha256 } from '../server/src/lib/crypto.ts';
 import { AUTH, PASSWORD, assertError, bearer, login, nextMail, registerAndVerify, setCookieValue, type Account } from './helpers/auth.ts';
 import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
 import { faultLines } from './helpers/faults.ts';
@@ -172,6 +174,34 @@ test('the mfa_token: single use, 5 minutes, and 5 wrong codes void it', async (c
   const report = await runHousekeeping(service.deps);
   assert.ok(report.mfaChallenges >= 2, `${report.mfaChallenges} purged`);
   assert.equal(await service.deps.db.query('SELECT 1 FROM mfa_challenges WHERE account_id = $1', [account.user.id]), []);
+});
+
+test('a token is used only while live: proofs checked at once cannot outlast its five failures or its expiry', async (context) => {
+  // The second step reads its token once, then checks the proof; the use itself asks again
+  // whether the token is live, so wrong codes counted meanwhile (or the clock) still bite.
+  const { service } = context;
+  const { db } = service.deps;
+  const account = await registerAndVerify(service, 'totp.use-live@example.com');
+  const make = (token: string) => insertChallenge(db, service.clock, 'mfa_token', sha256(token), account.user.id, 5 * 60_000);
+  const idOf = async (token: string) => (await db.query<{ id: string }>('SELECT id FROM mfa_challenges WHERE token_hash = $1', [sha256(token)]))[0].id;
+  const limits = { maxFailures: 5 };
+
+  await make('token-guessed');
+  const guessed = await idOf('token-guessed');
+  for (let i = 0; i < 4; i++) await failChallenge(db, guessed);
+  assert.is(await failChallenge(db, guessed), 5);
+  assert.is(await useChallenge(db, service.clock, guessed, limits), false, 'five failures void it');
+
+  await make('token-expired');
+  const expired = await idOf('token-expired');
+  service.clock.advance(5 * 60_000 + 1);
+  assert.is(await useChallenge(db, service.clock, expired, limits), false, 'past its five minutes');
+
+  await make('token-right');
+  const right = await idOf('token-right');
+  for (let i = 0; i < 4; i++) await failChallenge(db, right);
+  assert.is(await useChallenge(db, service.clock, right, limits), true, 'four failures leave one try');
+  assert.is(await useChallenge(db, service.clock, right, limits), false, 'used once');
 });
 
 test('wrong codes count as failed logins of the account: at the cap even the right code is refused', async (context) => {

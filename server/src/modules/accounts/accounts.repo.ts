@@ -39,7 +39,7 @@ export async function accountForLogin(db: Queryable, email: string): Promise<(Ac
 }
 
 export async function accountById(db: Queryable, accountId: number): Promise<AccountRow | undefined> {
-  const [account] = await db.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.id = $1`, [accountId]);
+  const [account] = await db.query<AccountRow>({ name: 'account_by_id', text: `SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.id = $1` }, [accountId]);
   return account;
 }
 

@@ -5,6 +5,7 @@ import { sealedColumn } from '../../lib/sealed-column.ts';
 
 // Every statement on the second factor's tables (migration 0009): mfa_totp,
 // mfa_recovery_codes, passkeys, mfa_challenges and mfa_step_ups, declared in mfa.model.ts.
+// Those a sign-in runs keep a name, so each connection prepares them once.
 
 export type TotpRow = Pick<TotpRecord, 'secret_sealed' | 'enabled_at' | 'last_step'>;
 
@@ -17,9 +18,12 @@ export type ChallengeRow = Pick<ChallengeRecord, 'id' | 'account_id' | 'failures
 /** Which factors an account has: an enabled authenticator, how many passkeys, how many unused recovery codes. */
 export async function factorsOf(db: Queryable, accountId: number): Promise<{ totp: boolean; passkeys: number; recoveryCodes: number }> {
   const [row] = await db.query<{ totp: boolean; passkeys: number; codes: number }>(
-    `SELECT EXISTS (SELECT 1 FROM mfa_totp WHERE account_id = $1 AND enabled_at IS NOT NULL) AS totp,
-            (SELECT count(*)::int FROM passkeys WHERE account_id = $1) AS passkeys,
-            (SELECT count(*)::int FROM mfa_recovery_codes WHERE account_id = $1 AND used_at IS NULL) AS codes`,
+    {
+      name: 'mfa_factors_of',
+      text: `SELECT EXISTS (SELECT 1 FROM mfa_totp WHERE account_id = $1 AND enabled_at IS NOT NULL) AS totp,
+                    (SELECT count(*)::int FROM passkeys WHERE account_id = $1) AS passkeys,
+                    (SELECT count(*)::int FROM mfa_recovery_codes WHERE account_id = $1 AND used_at IS NULL) AS codes`,
+    },
     [accountId],
   );
   return { totp: row.totp, passkeys: row.passkeys, recoveryCodes: row.codes };
@@ -98,11 +102,11 @@ export async function deleteRecoveryCodes(db: Queryable, accountId: number): Pro
 const PASSKEY_COLUMNS = 'id, account_id, credential_id, public_key, counter, transports, user_handle, name, created_at, last_used_at';
 
 export async function passkeysOf(db: Queryable, accountId: number): Promise<PasskeyRow[]> {
-  return db.query<PasskeyRow>(`SELECT ${PASSKEY_COLUMNS} FROM passkeys WHERE account_id = $1 ORDER BY created_at, id`, [accountId]);
+  return db.query<PasskeyRow>({ name: 'mfa_passkeys_of', text: `SELECT ${PASSKEY_COLUMNS} FROM passkeys WHERE account_id = $1 ORDER BY created_at, id` }, [accountId]);
 }
 
 export async function passkeyByCredential(db: Queryable, credentialId: string): Promise<PasskeyRow | undefined> {
-  const [row] = await db.query<PasskeyRow>(`SELECT ${PASSKEY_COLUMNS} FROM passkeys WHERE credential_id = $1`, [credentialId]);
+  const [row] = await db.query<PasskeyRow>({ name: 'mfa_passkey_by_credential', text: `SELECT ${PASSKEY_COLUMNS} FROM passkeys WHERE credential_id = $1` }, [credentialId]);
   return row;
 }
 
@@ -119,7 +123,10 @@ export async function insertPasskey(db: Queryable, row: Omit<PasskeyRow, 'last_u
  * the check saw: two assertions racing with one counter value cannot both count.
  */
 export async function recordPasskeyUse(db: Queryable, clock: Clock, id: string, seenCounter: string, newCounter: number): Promise<boolean> {
-  const rows = await db.query('UPDATE passkeys SET counter = $3, last_used_at = $4 WHERE id = $1 AND counter = $2 RETURNING 1', [id, seenCounter, newCounter, clock.now()]);
+  const rows = await db.query(
+    { name: 'mfa_record_passkey_use', text: 'UPDATE passkeys SET counter = $3, last_used_at = $4 WHERE id = $1 AND counter = $2 RETURNING 1' },
+    [id, seenCounter, newCounter, clock.now()],
+  );
   return rows.length > 0;
 }
 
@@ -139,24 +146,33 @@ export async function userHandleOf(db: Queryable, accountId: number): Promise<st
 export async function insertChallenge(db: Queryable, clock: Clock, kind: ChallengeKind, hash: Buffer, accountId: number | null, ttlMs: number, via?: string): Promise<void> {
   const now = clock.now();
   await db.query(
-    'INSERT INTO mfa_challenges (kind, token_hash, account_id, created_at, expires_at, via) VALUES ($1, $2, $3, $4, $5, $6)',
+    { name: 'mfa_insert_challenge', text: 'INSERT INTO mfa_challenges (kind, token_hash, account_id, created_at, expires_at, via) VALUES ($1, $2, $3, $4, $5, $6)' },
     [kind, hash, accountId, now, new Date(now.getTime() + ttlMs), via ?? null],
   );
 }
 
+const LIVE_CHALLENGE_SQL = `SELECT id, account_id, failures, via FROM mfa_challenges
+  WHERE token_hash = $1 AND kind = $2 AND used_at IS NULL AND expires_at > $3 AND failures < $4`;
+const LIVE_CHALLENGE = { name: 'mfa_live_challenge', text: LIVE_CHALLENGE_SQL };
+const LIVE_CHALLENGE_LOCKED = { name: 'mfa_live_challenge_locked', text: `${LIVE_CHALLENGE_SQL} FOR UPDATE` };
+
 /** A live challenge of this kind, not used, not expired, under `maxFailures` failures; locked when `lock`. */
 export async function liveChallenge(db: Queryable, clock: Clock, kind: ChallengeKind, hash: Buffer, options: { maxFailures?: number; lock?: boolean } = {}): Promise<ChallengeRow | undefined> {
-  const [row] = await db.query<ChallengeRow>(
-    `SELECT id, account_id, failures, via FROM mfa_challenges
-     WHERE token_hash = $1 AND kind = $2 AND used_at IS NULL AND expires_at > $3 AND failures < $4${options.lock ? ' FOR UPDATE' : ''}`,
-    [hash, kind, clock.now(), options.maxFailures ?? 1],
-  );
+  const [row] = await db.query<ChallengeRow>(options.lock ? LIVE_CHALLENGE_LOCKED : LIVE_CHALLENGE, [hash, kind, clock.now(), options.maxFailures ?? 1]);
   return row;
 }
 
-/** Uses a challenge once: a second use, a concurrent one included, finds nothing. */
-export async function useChallenge(db: Queryable, clock: Clock, id: string): Promise<boolean> {
-  const rows = await db.query('UPDATE mfa_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL RETURNING 1', [id, clock.now()]);
+const USE_CHALLENGE = {
+  name: 'mfa_use_challenge',
+  text: 'UPDATE mfa_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2 AND failures < $3 RETURNING 1',
+};
+
+/**
+ * Uses a challenge once, while it is live as liveChallenge reads it (not expired, fewer
+ * than `maxFailures` failures): a second use, a concurrent one included, finds nothing.
+ */
+export async function useChallenge(db: Queryable, clock: Clock, id: string, options: { maxFailures?: number } = {}): Promise<boolean> {
+  const rows = await db.query(USE_CHALLENGE, [id, clock.now(), options.maxFailures ?? 1]);
   return rows.length > 0;
 }
 

@@ -69,31 +69,36 @@ export async function startSecondStep(deps: Deps, accountId: number, request: Re
   return { mfa_token: token, methods };
 }
 
+/** A sign-in waiting for its second step: its `mfa_token`'s row, the account, how its first step was made. */
+export type PendingSignIn = { id: string; accountId: number; via: string };
+
 /**
- * The account a live `mfa_token` is for, and how its first step was made; 400 INVALID_TOKEN
- * for an unknown, used, expired or exhausted one.
+ * The sign-in a live `mfa_token` is for; 400 INVALID_TOKEN for an unknown, used, expired or
+ * exhausted one.
  */
-export async function secondStepAccount(deps: Deps, mfaToken: string): Promise<{ accountId: number; via: string }> {
+export async function secondStepAccount(deps: Deps, mfaToken: string): Promise<PendingSignIn> {
   const pending = await repo.liveChallenge(deps.db, deps.clock, 'mfa_token', sha256(mfaToken), { maxFailures: MFA_TOKEN_MAX_FAILURES });
   if (!pending?.account_id) throw new AppError('INVALID_TOKEN', 'The sign-in has expired or was already finished: sign in again.');
-  return { accountId: pending.account_id, via: pending.via ?? 'password' };
+  return { id: pending.id, accountId: pending.account_id, via: pending.via ?? 'password' };
 }
 
 /**
- * The second step: a right proof uses the token (once, a concurrent second use included)
- * and the sign-in goes on; a wrong one counts against the token (five void it) and is a 401
- * like a wrong password. The failed-login limits are the caller's, as for a password.
+ * The second step of the sign-in secondStepAccount found: a right proof uses the token
+ * (once, a concurrent second use included, and only while it has fewer than five failures,
+ * however many proofs were checked at once) and the sign-in goes on; a wrong one counts
+ * against the token (five void it) and is a 401 like a wrong password. The failed-login
+ * limits are the caller's, as for a password.
  */
-export async function finishSecondStep(deps: Deps, mfaToken: string, account: ProofAccount, proof: Proof, request: RequestInfo): Promise<Method> {
-  const hash = sha256(mfaToken);
-  const pending = await repo.liveChallenge(deps.db, deps.clock, 'mfa_token', hash, { maxFailures: MFA_TOKEN_MAX_FAILURES });
-  if (!pending || pending.account_id !== account.id) throw new AppError('INVALID_TOKEN', 'The sign-in has expired or was already finished: sign in again.');
+export async function finishSecondStep(deps: Deps, pending: PendingSignIn, account: ProofAccount, proof: Proof, request: RequestInfo): Promise<Method> {
+  if (pending.accountId !== account.id) throw new AppError('INVALID_TOKEN', 'The sign-in has expired or was already finished: sign in again.');
   const method = await verifyProof(deps, account, proof, request);
   if (!method) {
     await repo.failChallenge(deps.db, pending.id);
     await recordEvent(deps.db, deps.clock, 'login.mfa_failed', { accountId: account.id }, request);
     throw new AppError('INVALID_CREDENTIALS', 'The code is wrong or was already used.');
   }
-  if (!(await repo.useChallenge(deps.db, deps.clock, pending.id))) throw new AppError('INVALID_TOKEN', 'The sign-in was already finished: sign in again.');
+  if (!(await repo.useChallenge(deps.db, deps.clock, pending.id, { maxFailures: MFA_TOKEN_MAX_FAILURES }))) {
+    throw new AppError('INVALID_TOKEN', 'The sign-in was already finished: sign in again.');
+  }
   return method;
 }

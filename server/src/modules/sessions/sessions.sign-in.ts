@@ -84,19 +84,19 @@ export async function login(deps: Deps, input: { email: string; password: string
  * client and account), so wrong codes run down the same failed-login cap.
  */
 export async function loginSecondStep(deps: Deps, input: { mfa_token: string } & Proof, request: RequestInfo, credentials: Credentials): Promise<LoginResult> {
-  const { accountId, via } = await secondStepAccount(deps, input.mfa_token);
-  const account = await accountById(deps.db, accountId);
+  const pending = await secondStepAccount(deps, input.mfa_token);
+  const account = await accountById(deps.db, pending.accountId);
   if (!account) throw new AppError('INVALID_TOKEN');
   const device = deviceOf(deps, credentials, account.id);
   const reservation = await reserveAttempt(deps, account.email, request, device);
   try {
-    await finishSecondStep(deps, input.mfa_token, account, { code: input.code, response: input.response }, request);
+    await finishSecondStep(deps, pending, account, { code: input.code, response: input.response }, request);
   } catch (error) {
     if (error instanceof AppError && error.code === 'INVALID_CREDENTIALS') deps.metrics.countLogin('mfa_failed');
     throw error;
   }
   await deps.rateLimiter.refund(reservation);
-  return startSession(deps, account, request, device, via);
+  return startSession(deps, account, request, device, pending.via);
 }
 
 /**
