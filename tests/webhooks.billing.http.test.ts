@@ -258,6 +258,28 @@ if (process.env.DATABASE_URL) {
     await expectPlan(x, 'pro');
     await expectPlan(y, 'pro');
   });
+
+  test('a lone event moving a subscription beside a chunk with that subscription waits instead of deadlocking', async () => {
+    // Made first, so `from` sorts before `to`: a chunk locks `from` first.
+    const from = await createAccount(service, 'move-from');
+    const to = await createAccount(service, 'move-to');
+    const start = Date.now();
+    const moving = subscription('active', { account: from });
+    await apply('subscription.activated', start, moving);
+    const kept = (at: number, data: ReturnType<typeof subscription>) =>
+      keptNotDispatched(service, 'billing', '', JSON.stringify(paddleEvent({ eventType: 'subscription.updated', occurredAt: new Date(at), data })));
+    const lone = [await kept(start + 2000, { ...moving, custom_data: { account_id: String(to.id) } })];
+    const chunk = [await kept(start + 1000, moving), await kept(start + 1000, subscription('active', { account: from, priceId: 'pri_01team' }))];
+    // The chunk waits for `from`'s row, then the lone event starts. Taking its locks as it
+    // went, it would hold `to` and the subscription's named lock and wait for `from`, which
+    // the chunk would then hold while it waits for that named lock.
+    const hold = { sql: 'SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', params: [from.id] };
+    assert.equal(await applyChunksCrossed(service, hold, lone, chunk), ['applied', 'applied']);
+    const states = await service.deps.db.query<{ state: string }>('SELECT state FROM webhook_inbox WHERE id = ANY($1::uuid[])', [[...lone, ...chunk]]);
+    assert.equal(states.map((row) => row.state), ['processed', 'processed', 'processed']);
+    await expectPlan(to, 'pro');
+    await expectPlan(from, 'team');
+  });
 }
 
 test.run();

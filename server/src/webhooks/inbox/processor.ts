@@ -30,7 +30,7 @@ export async function processInboxEntries(deps: Deps, inboxIds: string[]): Promi
       const provider = providerNamed(entry.provider);
       return { entry, provider, event: provider?.parse(entry.payload) };
     });
-    if (items.length > 1) await lockUpFront(deps, tx, items);
+    await lockUpFront(deps, tx, items);
     const results: Array<{ id: string; outcome: Outcome }> = [];
     for (const { entry, provider, event } of items) {
       results.push({ id: entry.id, outcome: provider ? await provider.handle(deps, tx, event, entry) : ignored(`unknown provider ${entry.provider}`) });
@@ -45,10 +45,11 @@ export async function processInboxEntries(deps: Deps, inboxIds: string[]): Promi
 /**
  * Two chunks applied at once (the worker's lanes, a replay beside them) would deadlock if
  * each held a lock the other's next entry needs: the same payment in both, or events of the
- * same accounts in another order. So a chunk of several entries takes every lock its entries
- * will take before applying any, in the one order that every transaction keeps (EffectLocks):
- * account rows, then named locks, then the event-ordering locks, each sorted. A lone entry
- * takes its own locks in that order as it goes, and needs no pass of its own.
+ * same accounts in another order. So a chunk takes every lock its entries will take before
+ * applying any, in the one order that every transaction keeps (EffectLocks): account rows,
+ * then named locks, then the event-ordering locks, each sorted. A lone entry too: one
+ * entry's own steps need not keep that order (a billing event that moves a subscription
+ * locks the account it leaves after the subscription's named lock).
  */
 async function lockUpFront(deps: Deps, tx: Tx, items: Array<{ entry: InboxEntry; provider: AnyWebhookProvider | undefined; event: unknown }>): Promise<void> {
   const byProvider = new Map<AnyWebhookProvider, Array<{ entry: InboxEntry; event: unknown }>>();
