@@ -10,7 +10,7 @@ import { authenticationOptions, CHALLENGE_TTL_MS, challengeOf, registrationOptio
 import type { Proof } from './mfa.proofs.ts';
 import * as repo from './mfa.repo.ts';
 import { dropCodesIfNoFactor, issueRecoveryCodes, recordFactorChange } from './mfa.service.ts';
-import { MFA_TOKEN_MAX_FAILURES, requireStepUp } from './mfa.step-up.ts';
+import { MFA_TOKEN_MAX_FAILURES, requireStepUp, SIGN_IN_GONE } from './mfa.step-up.ts';
 
 /**
  * The account's WebAuthn user id, the same on all its passkeys so an authenticator keeps one
@@ -104,7 +104,7 @@ export async function passkeySignInOptions(deps: Deps, input: { mfa_token?: stri
   let allowed: repo.PasskeyRow[] | undefined;
   if (input.mfa_token !== undefined) {
     const pending = await repo.liveChallenge(deps.db, deps.clock, 'mfa_token', sha256(input.mfa_token), { maxFailures: MFA_TOKEN_MAX_FAILURES });
-    if (!pending?.account_id) throw new AppError('INVALID_TOKEN', 'The sign-in has expired or was already finished: sign in again.');
+    if (!pending?.account_id) throw new AppError('INVALID_TOKEN', SIGN_IN_GONE);
     accountId = pending.account_id;
     allowed = await repo.passkeysOf(deps.db, accountId);
   }

@@ -69,6 +69,9 @@ export async function startSecondStep(deps: Deps, accountId: number, request: Re
   return { mfa_token: token, methods };
 }
 
+/** What an unknown, used, expired or exhausted `mfa_token` is told (400 INVALID_TOKEN). */
+export const SIGN_IN_GONE = 'The sign-in has expired or was already finished: sign in again.';
+
 /** A sign-in waiting for its second step: its `mfa_token`'s row, the account, how its first step was made. */
 export type PendingSignIn = { id: string; accountId: number; via: string };
 
@@ -78,7 +81,7 @@ export type PendingSignIn = { id: string; accountId: number; via: string };
  */
 export async function secondStepAccount(deps: Deps, mfaToken: string): Promise<PendingSignIn> {
   const pending = await repo.liveChallenge(deps.db, deps.clock, 'mfa_token', sha256(mfaToken), { maxFailures: MFA_TOKEN_MAX_FAILURES });
-  if (!pending?.account_id) throw new AppError('INVALID_TOKEN', 'The sign-in has expired or was already finished: sign in again.');
+  if (!pending?.account_id) throw new AppError('INVALID_TOKEN', SIGN_IN_GONE);
   return { id: pending.id, accountId: pending.account_id, via: pending.via ?? 'password' };
 }
 
@@ -90,15 +93,13 @@ export async function secondStepAccount(deps: Deps, mfaToken: string): Promise<P
  * limits are the caller's, as for a password.
  */
 export async function finishSecondStep(deps: Deps, pending: PendingSignIn, account: ProofAccount, proof: Proof, request: RequestInfo): Promise<Method> {
-  if (pending.accountId !== account.id) throw new AppError('INVALID_TOKEN', 'The sign-in has expired or was already finished: sign in again.');
+  if (pending.accountId !== account.id) throw new AppError('INVALID_TOKEN', SIGN_IN_GONE);
   const method = await verifyProof(deps, account, proof, request);
   if (!method) {
     await repo.failChallenge(deps.db, pending.id);
     await recordEvent(deps.db, deps.clock, 'login.mfa_failed', { accountId: account.id }, request);
     throw new AppError('INVALID_CREDENTIALS', 'The code is wrong or was already used.');
   }
-  if (!(await repo.useChallenge(deps.db, deps.clock, pending.id, { maxFailures: MFA_TOKEN_MAX_FAILURES }))) {
-    throw new AppError('INVALID_TOKEN', 'The sign-in was already finished: sign in again.');
-  }
+  if (!(await repo.useChallenge(deps.db, deps.clock, pending.id, { maxFailures: MFA_TOKEN_MAX_FAILURES }))) throw new AppError('INVALID_TOKEN', SIGN_IN_GONE);
   return method;
 }
