@@ -10,8 +10,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startService, type RunningService } from '../gateway/src/server.ts';
+import { eventually } from '../tests/helpers/wait.ts';
 import { adminService, eventsAdminService, emitEvent, loadConfig } from '../server/src/index.ts';
 import { startBareServer } from './bare.ts';
 import { startIngestFloor } from './ingest-floor.ts';
@@ -45,14 +45,7 @@ function countRequests(server: Server): void {
 /** Work that must run inside the service's process; a new scenario may add its own. */
 const COMMANDS: Record<string, CommandHandler> = {
   // Resolves once the service has finished every request it took (see countRequests).
-  settle: async () => {
-    const deadline = Date.now() + 60_000;
-    while (requestsInFlight > 0) {
-      if (Date.now() > deadline) throw new Error(`settle: ${requestsInFlight} requests still in flight after 60 s`);
-      await sleep(10);
-    }
-    return true;
-  },
+  settle: () => eventually('the requests in flight to finish', () => requestsInFlight === 0, 60_000),
   'hash-ceiling': (service, args) =>
     measureHashCeiling(service.deps.passwords, { concurrency: Number(args.concurrency), durationMs: Number(args.durationMs) }),
   // Accounts of their own for scenarios that change them (a passkey each for the second step).
@@ -69,20 +62,17 @@ const COMMANDS: Record<string, CommandHandler> = {
     await seedDownBacklog(service.deps.db, endpoint.id, Number(args.count), Number(args.accounts));
     // As an outage leaves it: the sender has tried each account's first delivery and set aside
     // what waits behind it (docs/EVENTS.md), which it does as the backlog forms.
-    const deadline = Date.now() + 120_000;
-    const due = async () =>
-      Number(
-        (
-          await service.deps.db.query<{ due: string }>(
-            `SELECT count(*) AS due FROM event_deliveries WHERE endpoint_id = $1 AND state = 'pending' AND GREATEST(next_attempt_at, held_until) <= now()`,
-            [endpoint.id],
-          )
-        )[0].due,
-      );
-    while ((await due()) > 0) {
-      if (Date.now() > deadline) throw new Error('the sender did not set the backlog aside within 120 s');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await eventually(
+      'the sender to set the backlog aside',
+      async () => {
+        const [row] = await service.deps.db.query<{ due: string }>(
+          `SELECT count(*) AS due FROM event_deliveries WHERE endpoint_id = $1 AND state = 'pending' AND GREATEST(next_attempt_at, held_until) <= now()`,
+          [endpoint.id],
+        );
+        return Number(row.due) === 0;
+      },
+      120_000,
+    );
     return endpoint.id;
   },
   'events-endpoint-delete': async (service, args) => {
