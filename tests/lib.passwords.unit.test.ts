@@ -5,7 +5,8 @@ import { createPasswordHasher } from '../server/src/lib/passwords.ts';
 import { eventually } from './helpers/wait.ts';
 
 // The password hasher: argon2id on threads of their own at a lowered priority, so that
-// requests on the event loop keep their latency while logins hash (server/src/lib/passwords.ts).
+// requests on the event loop keep their latency while logins hash, each thread holding its
+// next job so it never waits for the event loop between two (server/src/lib/passwords.ts).
 
 const test = suite('lib/passwords: argon2 on lowered-priority threads, a queue in front, NFC');
 
@@ -56,6 +57,43 @@ test('hashes run on `concurrency` threads at nice 10, the rest queued; close end
     await hasher.close();
   }
   await eventually('the hashing threads gone after close', () => lowered() === before, 5_000);
+});
+
+test('a thread holds its next job: it runs it while the event loop is blocked, not after', async () => {
+  const hasher = await createPasswordHasher({ concurrency: 1 });
+  try {
+    const stored = await hasher.hash('the next job is already there');
+    const single: number[] = [];
+    for (let n = 0; n < 3; n++) {
+      const begun = performance.now();
+      await hasher.verify(stored, 'the next job is already there');
+      single.push(performance.now() - begun);
+    }
+    const first = hasher.verify(stored, 'the next job is already there');
+    const second = hasher.verify(stored, 'the next job is already there');
+    // Long enough for both, many times over; nothing on this thread can hand the thread a job meanwhile.
+    const blockUntil = performance.now() + Math.max(20 * Math.max(...single), 300);
+    while (performance.now() < blockUntil);
+    const unblocked = performance.now();
+    assert.equal(await Promise.all([first, second]), [true, true]);
+    const after = performance.now() - unblocked;
+    assert.ok(after < Math.min(...single) / 2, `the second verify was done during the block (${after.toFixed(1)} ms after it; one verify takes ${Math.min(...single).toFixed(1)} ms)`);
+  } finally {
+    await hasher.close();
+  }
+});
+
+test('close fails every job it ends, the queued ones included; the hasher starts again on the next', async () => {
+  const hasher = await createPasswordHasher({ concurrency: 1 });
+  const jobs = Array.from({ length: 5 }, (_, n) => hasher.hash(`closed before its turn ${n}`).then(
+    () => 'hashed',
+    (error: Error) => error.message,
+  ));
+  await hasher.close();
+  const outcomes = await Promise.all(jobs);
+  assert.ok(outcomes.slice(2).every((outcome) => outcome === 'the password hasher was closed'), `queued jobs fail: ${outcomes.join(', ')}`);
+  assert.match(await hasher.hash('after the close'), /^\$argon2id\$/);
+  await hasher.close();
 });
 
 test.run();
