@@ -1,15 +1,16 @@
-import type { Queryable } from '../../lib/db.ts';
+import type { Queryable, SqlPart } from '../../lib/db.ts';
 import { accountIdByEmailSql } from '../accounts/index.ts';
 import type { AuditEventRecord } from './activity.model.ts';
 
 // Every statement on audit_events (activity.model.ts).
 
 // Every sign-in writes one: a name, so each connection prepares it once.
-const insertInto = (accountSql: string) => `INSERT INTO audit_events (account_id, event, at, ip, user_agent, data) VALUES (${accountSql}, $2, $3, $4, $5, $6)`;
+const insertInto = (accountSql: string, first = 2) =>
+  `INSERT INTO audit_events (account_id, event, at, ip, user_agent, data) VALUES (${accountSql}, $${first}, $${first + 1}, $${first + 2}, $${first + 3}, $${first + 4})`;
 const INSERT_BY_ID = { name: 'audit_insert_by_id', text: insertInto('$1::int') };
 const INSERT_BY_EMAIL = { name: 'audit_insert_by_email', text: insertInto(accountIdByEmailSql(1)) };
 
-type NewEvent = Pick<AuditEventRecord, 'event' | 'at' | 'ip' | 'user_agent' | 'data'>;
+export type NewEvent = Pick<AuditEventRecord, 'event' | 'at' | 'ip' | 'user_agent' | 'data'>;
 
 /**
  * One event, of an account by id or by address. By address (failed logins) the account's id
@@ -19,6 +20,15 @@ type NewEvent = Pick<AuditEventRecord, 'event' | 'at' | 'ip' | 'user_agent' | 'd
 export async function insertEvent(db: Queryable, who: { accountId: number | null } | { email: string }, event: NewEvent): Promise<void> {
   const [statement, account] = 'accountId' in who ? [INSERT_BY_ID, who.accountId] : [INSERT_BY_EMAIL, who.email];
   await db.query(statement, [account, event.event, event.at, event.ip, event.user_agent, event.data]);
+}
+
+/**
+ * One event of an account by id, as the insert another module's statement ends with when it
+ * writes its own row and its event in one (a new session's: sessions.repo.ts). One statement
+ * commits both or neither, without a transaction's BEGIN and COMMIT round trips.
+ */
+export function eventInsertById(first: number, accountId: number, event: NewEvent): SqlPart {
+  return { sql: insertInto(`$${first}::int`, first + 1), values: [accountId, event.event, event.at, event.ip, event.user_agent, event.data] };
 }
 
 export type ActivityRow = Pick<AuditEventRecord, 'event' | 'at' | 'ip' | 'user_agent'>;

@@ -1,9 +1,9 @@
 import type { RequestInfo } from '../../trpc/context.ts';
-import type { Queryable } from '../../lib/db.ts';
+import type { Queryable, SqlPart } from '../../lib/db.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { inBatches } from '../../lib/batches.ts';
 import type { AuditEventRecord } from './activity.model.ts';
-import { deleteEventsBefore, eventsAfter, insertEvent, latestEvents, type EventFilter } from './activity.repo.ts';
+import { deleteEventsBefore, eventInsertById, eventsAfter, insertEvent, latestEvents, type EventFilter, type NewEvent } from './activity.repo.ts';
 import type { AuditEvent, AuditLine } from './activity.schemas.ts';
 
 /** What is kept of a request's user agent: enough to recognise a browser, bounded. */
@@ -21,7 +21,23 @@ export async function recordEvent(
   request: RequestInfo,
   data?: Record<string, unknown>,
 ): Promise<void> {
-  await insertEvent(db, who, { event, at: clock.now(), ip: request.ip || null, user_agent: userAgentOf(request), data: data ?? null });
+  await insertEvent(db, who, eventOf(clock, event, request, data));
+}
+
+const eventOf = (clock: Clock, event: AuditEvent, request: RequestInfo, data: Record<string, unknown> | undefined): NewEvent => ({
+  event,
+  at: clock.now(),
+  ip: request.ip || null,
+  user_agent: userAgentOf(request),
+  data: data ?? null,
+});
+
+/**
+ * The same line of the activity log as `recordEvent`'s, for a statement of another module
+ * that writes its row and this line in one, its values from `$first` on.
+ */
+export function eventInsert(first: number, clock: Clock, event: AuditEvent, accountId: number, request: RequestInfo, data?: Record<string, unknown>): SqlPart {
+  return eventInsertById(first, accountId, eventOf(clock, event, request, data));
 }
 
 const ACTIVITY_LIMIT = 100;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Credentials, RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
 import { toUser, type AccountRow, type User } from '../accounts/index.ts';
-import { recordEvent, userAgentOf } from '../activity/index.ts';
+import { eventInsert, userAgentOf } from '../activity/index.ts';
 import { apiKeyPlace } from '../keys/index.ts';
 import { issueDeviceToken, readDeviceToken, type Device } from './sessions.devices.ts';
 import { insertSession } from './sessions.repo.ts';
@@ -29,12 +29,12 @@ export function deviceOf(deps: Deps, credentials: Credentials, accountId: number
 export async function startSession(deps: Deps, account: AccountRow, request: RequestInfo, device: Device | undefined, via: SignInVia = 'password'): Promise<LoginResult> {
   const sessionId = randomUUID();
   const { token, expiresAt } = await deps.jwt.sign({ accountId: account.id, sessionId });
-  await deps.db.transaction(async (tx) => {
-    const now = deps.clock.now();
-    await insertSession(tx, { id: sessionId, account_id: account.id, created_at: now, expires_at: expiresAt, ip: request.ip || null, user_agent: userAgentOf(request), via });
-    const byProvider = via !== 'password' && via !== 'passkey';
-    await recordEvent(tx, deps.clock, byProvider ? 'login.oauth' : 'login.succeeded', { accountId: account.id }, request, byProvider ? { provider: via } : undefined);
-  });
+  const byProvider = via !== 'password' && via !== 'passkey';
+  await insertSession(
+    deps.db,
+    { id: sessionId, account_id: account.id, created_at: deps.clock.now(), expires_at: expiresAt, ip: request.ip || null, user_agent: userAgentOf(request), via },
+    (first) => eventInsert(first, deps.clock, byProvider ? 'login.oauth' : 'login.succeeded', account.id, request, byProvider ? { provider: via } : undefined),
+  );
   const user = toUser(account, deps.secretBox.open(account.api_key_sealed, apiKeyPlace(account.id)));
   deps.metrics.countLogin('succeeded');
   return { token, user, deviceToken: device ? undefined : issueDeviceToken(deps.deviceKeys, account.id) };
