@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
@@ -18,6 +20,7 @@ import { paddleEvent, paddleHeaders } from './helpers/webhook-fixtures.ts';
 type Context = { build: { dir: string; remove(): void }; database: TestDatabase };
 const test = suite<Context>('the built service, as the image runs it');
 
+const root = fileURLToPath(new URL('..', import.meta.url));
 const BILLING_SECRET = `pdl_ntfset_${randomBytes(12).toString('hex')}`;
 const SHUTDOWN_SECONDS = 4;
 
@@ -108,6 +111,33 @@ test('SIGTERM with a request that never completes: the process still exits, at S
   delivery.destroy();
   assert.equal(exit, { code: 1 }, service.output());
   assert.match(service.output(), /shutdown took longer than SHUTDOWN_TIMEOUT/);
+});
+
+/** The COPY lines of the Dockerfile's build stage up to its build: [what, where]. */
+function buildStageCopies(): Array<[string, string]> {
+  const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+  const stage = dockerfile.slice(dockerfile.indexOf(' AS build'), dockerfile.indexOf('RUN node build.mjs'));
+  return [...stage.matchAll(/^COPY (.+) (\S+)$/gm)].flatMap(([, sources, target]) =>
+    sources.split(' ').map((source): [string, string] => [source, target.endsWith('/') ? join(target, basename(source)) : target]),
+  );
+}
+
+test("the image's build stage holds every file the build reads: only what the Dockerfile copies builds", () => {
+  const stage = join(root, '.build', `image-stage-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    const copies = buildStageCopies();
+    assert.ok(copies.some(([source]) => source === 'build.mjs'), `the build stage copies build.mjs: ${JSON.stringify(copies)}`);
+    for (const [source, target] of copies) {
+      if (source.startsWith('package')) continue; // npm ci's; node_modules resolves from the repository
+      cpSync(join(root, source), join(stage, target), { recursive: true });
+    }
+    // Inside the repository, so that the packages resolve from its node_modules as `npm ci` put them in the image.
+    const built = spawnSync(process.execPath, ['build.mjs', '--outdir=dist'], { cwd: stage, encoding: 'utf8' });
+    assert.is(built.status, 0, `node build.mjs in the build stage:\n${built.stdout}${built.stderr}`);
+    assert.ok(existsSync(join(stage, 'dist', 'main.js')));
+  } finally {
+    rmSync(stage, { recursive: true, force: true });
+  }
 });
 
 test('the built migration runner and CLI work on the same database', async (context) => {

@@ -37,7 +37,7 @@ type NewSession = Pick<SessionRecord, 'id' | 'account_id' | 'created_at' | 'expi
  * round trip where a transaction took four (BEGIN, two inserts, COMMIT).
  */
 export async function insertSession(db: Queryable, session: NewSession, logLine: (first: number) => SqlPart): Promise<void> {
-  const logged = logLine(8);
+  const logged = logLine(8); // $1 to $7 are the session's
   await db.query(
     {
       name: 'auth_create_session_logged',

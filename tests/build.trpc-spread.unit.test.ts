@@ -1,0 +1,128 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { objectSpread2, TRPC_SPREAD_HELPER, withFasterSpread } from '../scripts/trpc-spread.mjs';
+
+// The build swaps tRPC's object-spread helper for a faster one (scripts/trpc-spread.mjs).
+// Here the installed tRPC still defines the helper the swap was made for, and the two give
+// the same object wherever they could part.
+
+const test = suite('build: tRPC\'s object-spread helper, swapped for one with the same result');
+
+const dist = join(dirname(createRequire(import.meta.url).resolve('@trpc/server')), '..', 'dist');
+const definers = readdirSync(dist)
+  .filter((name) => name.endsWith('.mjs'))
+  .filter((name) => readFileSync(join(dist, name), 'utf8').includes('function _objectSpread2('));
+
+type Spread = (target: object, ...sources: unknown[]) => object;
+
+/** The installed helper with the helpers it calls, the regions of the compiler's runtime in that file. */
+function installedHelper(): Spread {
+  const source = readFileSync(join(dist, definers[0]), 'utf8');
+  const runtime = [...source.matchAll(/\/\/#region \\0@oxc-project\+runtime@[^\n]*\n([\s\S]*?)\/\/#endregion/g)].map((match) => match[1]).join('\n');
+  return new Function(`${runtime}\nreturn _objectSpread2;`)() as Spread;
+}
+
+test('the installed @trpc/server defines the helper once, as the build expects, and the build swaps it', () => {
+  assert.equal(definers.length, 1, `files defining _objectSpread2: ${definers.join(', ')}`);
+  const source = readFileSync(join(dist, definers[0]), 'utf8');
+  assert.ok(source.includes(TRPC_SPREAD_HELPER), 'the helper text the build looks for (TRPC_SPREAD_HELPER) is what tRPC ships');
+  const swapped = withFasterSpread(source);
+  assert.ok(swapped && !swapped.includes(TRPC_SPREAD_HELPER) && swapped.includes('function _objectSpread2(target)'), 'the swap replaces it');
+  assert.is(withFasterSpread('function _objectSpread2(e) { return e; }'), undefined, 'another helper is not swapped');
+});
+
+/** Everything observable of an object: its prototype and each own key's descriptor, in order. */
+function described(object: object) {
+  return { proto: Object.getPrototypeOf(object), keys: Reflect.ownKeys(object).map((key) => [key, Object.getOwnPropertyDescriptor(object, key)]) };
+}
+
+/** A case run on fresh inputs for each helper. */
+type Case = { name: string; make: () => { target: object; sources: unknown[] } };
+
+/** The accessors the helper called, per run. The accessors are the same functions in both runs. */
+let read: string[] = [];
+const spreadGetter = () => (read.push('spread'), 1);
+const literalGetter = () => (read.push('literal'), 2);
+const targetSetter = () => void read.push('setter');
+
+const symbol = Symbol('kept');
+const hidden = Symbol('hidden');
+const getter = function (this: unknown) {
+  return 'got';
+};
+const next = () => undefined;
+
+const CASES: Case[] = [
+  { name: 'the middleware call: options, then a literal part', make: () => ({ target: {}, sources: [{ ctx: { a: 1 }, path: 'auth.me', input: undefined }, {}, { meta: { m: 1 }, input: 2, next }] }) },
+  { name: 'a spread onto a spread, keys overlapping', make: () => ({ target: { a: 1, b: 2 }, sources: [{ b: 3, c: 4 }] }) },
+  { name: 'null and undefined sources', make: () => ({ target: { a: 1 }, sources: [null, undefined, { b: 2 }] }) },
+  { name: 'a string source', make: () => ({ target: {}, sources: ['ab'] }) },
+  {
+    name: 'a getter in a spread source is read; in a literal part it is copied',
+    make: () => {
+      const source = Object.defineProperty({}, 'value', { get: spreadGetter, enumerable: true, configurable: true });
+      const literal = Object.defineProperty({}, 'lazy', { get: literalGetter, enumerable: true, configurable: true });
+      return { target: {}, sources: [source, literal] };
+    },
+  },
+  {
+    name: 'symbols: enumerable ones spread, all of a literal part copied',
+    make: () => {
+      const source = { [symbol]: 1 };
+      Object.defineProperty(source, hidden, { value: 2, enumerable: false });
+      const literal = { [symbol]: 3 };
+      Object.defineProperty(literal, hidden, { value: 4, enumerable: false, writable: true, configurable: true });
+      return { target: {}, sources: [source, literal] };
+    },
+  },
+  { name: 'non-enumerable keys of a literal part are copied, of a spread source not', make: () => {
+    const source = Object.defineProperty({ shown: 1 }, 'unshown', { value: 2, enumerable: false });
+    const literal = Object.defineProperty({}, 'unlisted', { value: 3, enumerable: false, writable: false, configurable: true });
+    return { target: {}, sources: [source, literal] };
+  } },
+  { name: 'an own __proto__ key (as JSON.parse makes) stays a key, not a prototype', make: () => ({ target: {}, sources: [JSON.parse('{"__proto__": {"polluted": true}, "x": 1}'), {}, JSON.parse('{"__proto__": 5}')] }) },
+  { name: 'keys the target inherits (toString, constructor)', make: () => ({ target: {}, sources: [{ toString: 'own', constructor: 1 }] }) },
+  {
+    name: 'a target with a setter and a read-only key',
+    make: () => {
+      const target = {};
+      Object.defineProperty(target, 'guarded', { set: targetSetter, get: getter, enumerable: true, configurable: true });
+      Object.defineProperty(target, 'fixed', { value: 1, writable: false, enumerable: true, configurable: true });
+      return { target, sources: [{ guarded: 'assigned', fixed: 2 }, {}, { guarded: 'literal' }] };
+    },
+  },
+  { name: 'a target without a prototype', make: () => ({ target: Object.create(null), sources: [{ a: 1 }, {}, { b: 2 }] }) },
+];
+
+test('the swapped helper gives the same object as tRPC\'s in every case', () => {
+  const installed = installedHelper();
+  for (const { name, make } of CASES) {
+    const outcome = (spread: Spread) => {
+      read = [];
+      const { target, sources } = make();
+      const result = spread(target, ...sources);
+      assert.is(result, target, `${name}: the target itself is returned`);
+      return { ...described(result), read };
+    };
+    assert.equal(outcome(objectSpread2 as Spread), outcome(installed), name);
+  }
+});
+
+test('a key the target holds read-only and not configurable fails alike', () => {
+  const installed = installedHelper();
+  const failure = (spread: Spread) => {
+    try {
+      spread(Object.defineProperty({}, 'locked', { value: 1, enumerable: true }), { locked: 2 });
+      return 'no error';
+    } catch (error) {
+      return (error as Error).constructor.name;
+    }
+  };
+  assert.is(failure(objectSpread2 as Spread), failure(installed));
+  assert.is(failure(installed), 'TypeError');
+});
+
+test.run();
