@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { buildService, spawnBuilt, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
+import { buildService, spawnBuilt, spawnScript, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
 import { freePort } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 import { paddleEvent, paddleHeaders } from './helpers/webhook-fixtures.ts';
@@ -137,6 +137,46 @@ test("the image's build stage holds every file the build reads: only what the Do
     assert.ok(existsSync(join(stage, 'dist', 'main.js')));
   } finally {
     rmSync(stage, { recursive: true, force: true });
+  }
+});
+
+/** Requests whose answers pass through tRPC's middleware chain and error shaping: success aside, each kind of refusal. */
+const THROUGH_TRPC: Array<{ path: string; init?: RequestInit }> = [
+  { path: '/api/v1/auth/me' },
+  { path: '/api/v1/auth/me', init: { headers: { authorization: 'Bearer not-a-credential' } } },
+  { path: '/api/v1/auth/register', init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'x@example.com', password: 'short', extra: 1 }) } },
+  { path: '/api/v1/auth/login', init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'nobody@example.com', password: 'wrong password here' }) } },
+  { path: `/trpc/auth.me,auth.activity?batch=1&input=${encodeURIComponent('{}')}` },
+];
+
+test("the built service answers as the sources do, through tRPC's chain and its swapped spread helper", async (context) => {
+  const answers = async (base: string) => {
+    const got = [];
+    for (const { path, init } of THROUGH_TRPC) {
+      const response = await fetch(`${base}${path}`, init);
+      got.push({ path, status: response.status, type: response.headers.get('content-type'), body: await response.json() });
+    }
+    return got;
+  };
+  // One after the other: the embedded database serves one process at a time.
+  const built = await startBuilt(context);
+  let fromBuild;
+  try {
+    fromBuild = await answers(built.base);
+  } finally {
+    built.service.child.kill('SIGTERM');
+    await built.service.exited;
+  }
+  assert.equal(fromBuild.slice(0, 4).map((answer) => answer.status), [401, 401, 400, 401]);
+  assert.ok(Array.isArray(fromBuild[4].body) && fromBuild[4].body.length === 2 && fromBuild[4].body.every((call: { error?: unknown }) => call.error), 'a batch of two refused calls');
+  const port = await freePort();
+  const sources = spawnScript('gateway/src/main.ts', ['--role=all'], env(context, port));
+  try {
+    await waitUntilReady(`http://127.0.0.1:${port}/readyz`, sources);
+    assert.equal(fromBuild, await answers(`http://127.0.0.1:${port}`));
+  } finally {
+    sources.child.kill('SIGTERM');
+    await sources.exited;
   }
 });
 
