@@ -5,6 +5,8 @@ import { request, startTestService, type HttpResult, type TestService } from './
 import { data, trpcOver } from './helpers/trpc-http.ts';
 import { checkedForFaults } from './helpers/faults.ts';
 import { createSoftAuthenticator, type SoftAuthenticator } from './helpers/webauthn.ts';
+import { insertChallenge, liveChallenge, useChallengeWithPasskey } from '../server/src/modules/mfa/mfa.repo.ts';
+import { sha256 } from '../server/src/lib/crypto.ts';
 
 // Passkeys over REST, with a software authenticator that signs as a platform one does (the
 // browser suite does the same with Chromium's virtual authenticator): adding, signing in with
@@ -135,6 +137,27 @@ test('a forged, unverified, foreign-origin or cloned passkey answer is 401 and s
   const credential = [...account.authenticator.credentials.values()][0];
   credential.counter -= 2;
   await refused(account.authenticator.authenticate(await signInOptions(service)));
+});
+
+test('a passkey use spends its challenge once and counts only against the counter the check saw, in one statement', async ({ service }) => {
+  const account = await accountWithPasskey(service, 'passkey.counter@example.com');
+  const { db } = service.deps;
+  const [passkey] = await db.query<{ id: string; counter: string }>('SELECT id, counter FROM passkeys WHERE account_id = $1', [account.user.id]);
+  const challenge = async (name: string) => {
+    await insertChallenge(db, service.clock, 'passkey_login', sha256(name), account.user.id, 60_000);
+    return (await liveChallenge(db, service.clock, 'passkey_login', sha256(name)))!.id;
+  };
+  const stored = async () => (await db.query<{ counter: string }>('SELECT counter FROM passkeys WHERE id = $1', [passkey.id]))[0].counter;
+  const seen = passkey.counter;
+  const first = await challenge('counter-first');
+  const second = await challenge('counter-second');
+  assert.is(await useChallengeWithPasskey(db, service.clock, first, { id: passkey.id, seenCounter: seen, newCounter: Number(seen) + 1 }), true);
+  assert.is(await stored(), String(Number(seen) + 1));
+  // Checked against the same counter as the first, as two assertions racing would be.
+  assert.is(await useChallengeWithPasskey(db, service.clock, second, { id: passkey.id, seenCounter: seen, newCounter: Number(seen) + 1 }), false, 'the counter moved');
+  assert.is(await liveChallenge(db, service.clock, 'passkey_login', sha256('counter-second')), undefined, 'its challenge is spent all the same');
+  assert.is(await useChallengeWithPasskey(db, service.clock, first, { id: passkey.id, seenCounter: await stored(), newCounter: Number(seen) + 5 }), false, 'a used challenge');
+  assert.is(await stored(), String(Number(seen) + 1), 'and the counter stays');
 });
 
 test('as the second step after a password: MFA_REQUIRED names passkey, the options list the account’s passkeys, /login/mfa takes the answer', async ({ service }) => {

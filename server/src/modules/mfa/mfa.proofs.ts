@@ -67,7 +67,7 @@ export async function proveWithPasskey(deps: Deps, response: AuthenticationRespo
   if (!issued || (issued.account_id !== null && issued.account_id !== passkey.account_id)) return undefined;
   const counter = await verifyAssertion(relyingPartyOf(deps.config.publicUrl), response, passkey, challenge);
   if (counter === undefined) return undefined;
-  const used = await deps.db.transaction(async (tx) => (await repo.useChallenge(tx, deps.clock, issued.id)) && repo.recordPasskeyUse(tx, deps.clock, passkey.id, passkey.counter, counter));
+  const used = await repo.useChallengeWithPasskey(deps.db, deps.clock, issued.id, { id: passkey.id, seenCounter: passkey.counter, newCounter: counter });
   return used ? passkey.account_id : undefined;
 }
 

@@ -1,5 +1,5 @@
 import type { Clock } from '../../lib/clock.ts';
-import type { Queryable } from '../../lib/db.ts';
+import type { Queryable, SqlPart } from '../../lib/db.ts';
 import type { ChallengeKind, ChallengeRecord, PasskeyRecord, TotpRecord } from './mfa.model.ts';
 import { sealedColumn } from '../../lib/sealed-column.ts';
 
@@ -118,18 +118,6 @@ export async function insertPasskey(db: Queryable, row: Omit<PasskeyRow, 'last_u
   );
 }
 
-/**
- * Records a use with the authenticator's new counter, only if the stored one is still what
- * the check saw: two assertions racing with one counter value cannot both count.
- */
-export async function recordPasskeyUse(db: Queryable, clock: Clock, id: string, seenCounter: string, newCounter: number): Promise<boolean> {
-  const rows = await db.query(
-    { name: 'mfa_record_passkey_use', text: 'UPDATE passkeys SET counter = $3, last_used_at = $4 WHERE id = $1 AND counter = $2 RETURNING 1' },
-    [id, seenCounter, newCounter, clock.now()],
-  );
-  return rows.length > 0;
-}
-
 export async function deletePasskey(db: Queryable, accountId: number, id: string): Promise<boolean> {
   const rows = await db.query('DELETE FROM passkeys WHERE id = $1 AND account_id = $2 RETURNING 1', [id, accountId]);
   return rows.length > 0;
@@ -143,11 +131,32 @@ export async function userHandleOf(db: Queryable, accountId: number): Promise<st
 
 // --- challenges: mfa tokens and WebAuthn challenges ---
 
-export async function insertChallenge(db: Queryable, clock: Clock, kind: ChallengeKind, hash: Buffer, accountId: number | null, ttlMs: number, via?: string): Promise<void> {
+const INSERT_CHALLENGE_SQL = 'INSERT INTO mfa_challenges (kind, token_hash, account_id, created_at, expires_at, via) VALUES ($1, $2, $3, $4, $5, $6)';
+
+function challengeValues(clock: Clock, kind: ChallengeKind, hash: Buffer, accountId: number | null, ttlMs: number, via: string | undefined): unknown[] {
   const now = clock.now();
+  return [kind, hash, accountId, now, new Date(now.getTime() + ttlMs), via ?? null];
+}
+
+export async function insertChallenge(db: Queryable, clock: Clock, kind: ChallengeKind, hash: Buffer, accountId: number | null, ttlMs: number, via?: string): Promise<void> {
+  await db.query({ name: 'mfa_insert_challenge', text: INSERT_CHALLENGE_SQL }, challengeValues(clock, kind, hash, accountId, ttlMs, via));
+}
+
+/**
+ * A challenge and its line in the activity log (the activity module's insert, given where
+ * its values start), in one statement: both commit or neither, in one round trip where a
+ * transaction took four. A sign-in's password step writes one when a second step follows.
+ */
+export async function insertChallengeLogged(
+  db: Queryable,
+  clock: Clock,
+  challenge: { kind: ChallengeKind; hash: Buffer; accountId: number; ttlMs: number; via?: string },
+  logLine: (first: number) => SqlPart,
+): Promise<void> {
+  const logged = logLine(7); // $1 to $6 are the challenge's
   await db.query(
-    { name: 'mfa_insert_challenge', text: 'INSERT INTO mfa_challenges (kind, token_hash, account_id, created_at, expires_at, via) VALUES ($1, $2, $3, $4, $5, $6)' },
-    [kind, hash, accountId, now, new Date(now.getTime() + ttlMs), via ?? null],
+    { name: 'mfa_insert_challenge_logged', text: `WITH challenge AS (${INSERT_CHALLENGE_SQL}) ${logged.sql}` },
+    [...challengeValues(clock, challenge.kind, challenge.hash, challenge.accountId, challenge.ttlMs, challenge.via), ...logged.values],
   );
 }
 
@@ -162,10 +171,8 @@ export async function liveChallenge(db: Queryable, clock: Clock, kind: Challenge
   return row;
 }
 
-const USE_CHALLENGE = {
-  name: 'mfa_use_challenge',
-  text: 'UPDATE mfa_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2 AND failures < $3 RETURNING 1',
-};
+const USE_CHALLENGE_SQL = 'UPDATE mfa_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2 AND failures < $3 RETURNING 1';
+const USE_CHALLENGE = { name: 'mfa_use_challenge', text: USE_CHALLENGE_SQL };
 
 /**
  * Uses a challenge once, while it is live as liveChallenge reads it (not expired, fewer
@@ -173,6 +180,25 @@ const USE_CHALLENGE = {
  */
 export async function useChallenge(db: Queryable, clock: Clock, id: string, options: { maxFailures?: number } = {}): Promise<boolean> {
   const rows = await db.query(USE_CHALLENGE, [id, clock.now(), options.maxFailures ?? 1]);
+  return rows.length > 0;
+}
+
+/**
+ * A passkey sign-in's challenge used once (as useChallenge) and the passkey's new counter
+ * recorded, only when the challenge was used and the stored counter is still what the check
+ * saw (two assertions racing with one counter value cannot both count), in one statement
+ * where a transaction took four round trips. True when both held. The challenge stays used
+ * when the counter moved meanwhile, as it did in that transaction.
+ */
+export async function useChallengeWithPasskey(db: Queryable, clock: Clock, challengeId: string, passkey: { id: string; seenCounter: string; newCounter: number }): Promise<boolean> {
+  const rows = await db.query(
+    {
+      name: 'mfa_use_challenge_with_passkey',
+      text: `WITH used AS (${USE_CHALLENGE_SQL})
+             UPDATE passkeys SET counter = $6, last_used_at = $2 WHERE id = $4 AND counter = $5 AND EXISTS (SELECT 1 FROM used) RETURNING 1`,
+    },
+    [challengeId, clock.now(), 1, passkey.id, passkey.seenCounter, passkey.newCounter],
+  );
   return rows.length > 0;
 }
 

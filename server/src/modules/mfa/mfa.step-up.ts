@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
 import { refuseIfLimited } from '../../errors/rate-limited.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
-import { recordEvent } from '../activity/index.ts';
+import { eventInsert, recordEvent } from '../activity/index.ts';
 import { SESSION_RATE_RULES, type AuthContext } from '../sessions/index.ts';
 import { invalidProof, methodsOf, verifyProof, type Method, type Proof, type ProofAccount } from './mfa.proofs.ts';
 import * as repo from './mfa.repo.ts';
@@ -62,10 +62,9 @@ export async function startSecondStep(deps: Deps, accountId: number, request: Re
   const methods = await methodsOf(deps.db, accountId);
   if (!methods.length) return undefined;
   const token = randomToken(32);
-  await deps.db.transaction(async (tx) => {
-    await repo.insertChallenge(tx, deps.clock, 'mfa_token', sha256(token), accountId, MFA_TOKEN_TTL_MS, via);
-    await recordEvent(tx, deps.clock, 'login.mfa_required', { accountId }, request);
-  });
+  await repo.insertChallengeLogged(deps.db, deps.clock, { kind: 'mfa_token', hash: sha256(token), accountId, ttlMs: MFA_TOKEN_TTL_MS, via }, (first) =>
+    eventInsert(first, deps.clock, 'login.mfa_required', accountId, request),
+  );
   return { mfa_token: token, methods };
 }
 
