@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createPasswordHasher } from '../server/src/lib/passwords.ts';
@@ -94,6 +95,30 @@ test('close fails every job it ends, the queued ones included; the hasher starts
   assert.ok(outcomes.slice(2).every((outcome) => outcome === 'the password hasher was closed'), `queued jobs fail: ${outcomes.join(', ')}`);
   assert.match(await hasher.hash('after the close'), /^\$argon2id\$/);
   await hasher.close();
+});
+
+test('a thread that dies fails the jobs it held; the queued ones run on its replacement', async () => {
+  const hasher = await createPasswordHasher({ concurrency: 1 });
+  const post = Worker.prototype.postMessage;
+  try {
+    const stored = await hasher.hash('the thread dies under it');
+    // The thread is ended as its first job reaches it, the way a crash would end it.
+    let ended = false;
+    Worker.prototype.postMessage = function (this: Worker, ...args: Parameters<Worker['postMessage']>) {
+      post.apply(this, args);
+      if (!ended) {
+        ended = true;
+        void this.terminate();
+      }
+    };
+    const outcomes = await Promise.all([0, 1, 2].map(() => hasher.verify(stored, 'the thread dies under it')));
+    Worker.prototype.postMessage = post;
+    assert.equal(outcomes, [false, false, true], 'the two it held fail (a failed verify is false), the third runs');
+    assert.is(await hasher.verify(stored, 'the thread dies under it'), true);
+  } finally {
+    Worker.prototype.postMessage = post;
+    await hasher.close();
+  }
 });
 
 test.run();

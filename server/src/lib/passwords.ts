@@ -86,10 +86,12 @@ function createHashingThreads(slots: number) {
       waiter?.resolve(reply);
     });
     slot.thread.on('error', (error) => (slot.failure = error));
+    // Replaced at once only for jobs waiting, else at the next job: a thread that cannot
+    // start (its argon2 missing) fails jobs, it does not respawn in a loop.
     slot.thread.on('exit', () => {
       pool.delete(slot);
       for (const waiter of slot.held.splice(0)) waiter.reject(slot.failure ?? new Error('a hashing thread exited'));
-      if (!closing) feed(spawn());
+      if (!closing && queue.length) feed(spawn());
     });
     pool.add(slot);
     return slot;
@@ -103,7 +105,7 @@ function createHashingThreads(slots: number) {
   return {
     async run<T>(job: Job): Promise<T> {
       closing = false;
-      if (!pool.size) for (let n = 0; n < slots; n++) spawn();
+      while (pool.size < slots) spawn();
       const reply = await new Promise<Reply>((resolve, reject) => {
         queue.push({ job, waiter: { resolve, reject } });
         const slot = roomiest();
