@@ -9,12 +9,14 @@
 // properties in the same order, with the same descriptors, the same prototype, and the same
 // getters read. It assigns where an assignment makes exactly the property `defineProperty`
 // would (a plain data property, onto a key the target lacks or holds as plain data), and
-// defines otherwise. tests/build.trpc-spread.unit.test.ts compares the two on the cases where
-// they could part (accessors, `__proto__`, symbols, keys the target inherits) and fails when
-// an upgrade of tRPC changes the helper, so that the swap is looked at again, not lost.
+// defines otherwise. (A Proxy among the objects would see its traps called in another way;
+// the contexts, inputs and options this service hands tRPC are plain objects.)
+// tests/build.trpc-spread.unit.test.ts compares the two on the cases where they could part
+// (accessors, `__proto__`, symbols, keys the target inherits) and fails when an upgrade of
+// tRPC changes the helper, so that the swap is looked at again, not lost.
 //
-// Only the built service has it: `npm start` runs the sources through tsx and node_modules as
-// installed, where it changes nothing but speed.
+// Only the built service has it: `npm start` runs the sources through tsx with node_modules
+// as installed, and so keeps tRPC's own helper (the same results, more slowly).
 
 /** The helper as @trpc/server 11's ES module build defines it (dist/getErrorShape-*.mjs). */
 export const TRPC_SPREAD_HELPER = `function _objectSpread2(e) {

@@ -49,8 +49,9 @@ type Waiter = { resolve: (reply: Reply) => void; reject: (error: unknown) => voi
 /**
  * How many jobs a thread holds at once: the one it runs and the next. Were it handed its
  * next job only once its reply reached the event loop, it would idle for as long as the loop
- * is busy with other requests each time (about a tenth of its time under 50 logins); with the
- * next already in its port it starts that at once.
+ * is busy with other requests each time (with the loop blocked 3 ms at a time, 50
+ * verifications ran at 93 a second instead of 106 to 113); with the next already in its
+ * port it starts that at once.
  */
 const JOBS_PER_THREAD = 2;
 
