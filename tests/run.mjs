@@ -22,6 +22,8 @@ const files = findTests(join(root, 'tests'))
 
 // TEST_ORDER=reverse runs each file's tests last to first: no test may need another's leftovers.
 const orderImport = process.env.TEST_ORDER === 'reverse' ? ['--import', './tests/helpers/reverse-order.mjs'] : [];
+// After orderImport, so that it resolves 'uvu' first: an error a `before` hook throws is printed (uvu-loud.mjs).
+const LOUD_HOOKS = ['--import', './tests/helpers/uvu-loud-hooks.mjs'];
 
 // TEST_CPU_PROF=<dir> writes a CPU profile of every test process (and of its threads) there.
 const cpuProf = process.env.TEST_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TEST_CPU_PROF}`] : [];
@@ -132,7 +134,7 @@ function resultOf(file, code, text, started) {
  * process, and the pool starts a new one for the next file.
  */
 function startRunner() {
-  const child = spawn(process.execPath, [...cpuProf, '--import', 'tsx', ...orderImport, join(root, 'tests/helpers/file-runner.mjs')], {
+  const child = spawn(process.execPath, [...cpuProf, '--import', 'tsx', ...orderImport, ...LOUD_HOOKS, join(root, 'tests/helpers/file-runner.mjs')], {
     cwd: root,
     env: { ...process.env, FORCE_COLOR: '0', GATEHOUSE_TEST_MIGRATED_TEMPLATE: migrated.template, ...(build ? { GATEHOUSE_TEST_BUILD: build.dir } : {}) },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
