@@ -11,19 +11,19 @@ import { eventually } from './helpers/wait.ts';
 
 const test = suite('lib/passwords: argon2 on lowered-priority threads, a queue in front, NFC');
 
-/** The nice value of each of this process's threads (Linux: /proc/self/task/<tid>/stat, field 19). */
-function threadNiceValues(): number[] {
-  return readdirSync('/proc/self/task').flatMap((tid) => {
+/** This process's threads at nice 10, the hashing threads, by thread id (Linux: /proc/self/task/<tid>/stat, field 19). */
+function loweredThreads(): string[] {
+  return readdirSync('/proc/self/task').filter((tid) => {
     try {
       const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16] === '10';
     } catch {
-      return []; // the thread ended while we read
+      return false; // the thread ended while we read
     }
   });
 }
 
-const lowered = () => threadNiceValues().filter((nice) => nice === 10).length;
+const lowered = () => loweredThreads().length;
 
 test('a hash verifies its password and no other; NFC and as-typed spellings match; garbage is false, not an error', async () => {
   const hasher = await createPasswordHasher({ concurrency: 1 });
@@ -62,16 +62,6 @@ test('hashes run on `concurrency` threads at nice 10, the rest queued; close end
 
 /** CPU time a thread of this process has run, in ns (Linux: /proc/self/task/<tid>/schedstat). */
 const cpuTimeOf = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-
-/** This process's threads at nice 10 (the hashing threads), by thread id. */
-const loweredThreads = () => readdirSync('/proc/self/task').filter((tid) => {
-  try {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16] === '10';
-  } catch {
-    return false;
-  }
-});
 
 test('a thread holds its next job: it runs it while the event loop is blocked, not after', async () => {
   const earlier = new Set(loweredThreads());
