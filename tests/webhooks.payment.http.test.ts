@@ -291,6 +291,78 @@ test("a worker chunk applies its waiting entries in order, skips one already app
   assert.equal(await entryStates(chunk), ['processed/1', 'received/0']);
 });
 
+test('a chunk applies its payment changes with the effect of applying them one by one: the same payments, the same events in the same order', async () => {
+  const other = (await caller.sites.create({ name: 'Other shop', paymentWebhookSecret: SECRET })).siteKey;
+  const now = unixNow(service);
+  // One payment's life (a session, its intent, the two merged, a stale failure, a refund), an
+  // event of another type, a site that is gone, and another site's payment under the same id.
+  const deliveries = (r: ReturnType<typeof ids>): Array<[string, object]> => {
+    const session = { id: r.cs, object: 'checkout.session', amount_total: 1200, currency: 'usd', payment_status: 'unpaid', payment_intent: null };
+    return [
+      [siteKey, stripeEvent({ type: 'checkout.session.completed', created: now, object: session })],
+      [siteKey, stripeEvent({ type: 'payment_intent.succeeded', created: now + 1, object: intentObject(r.pi, 1200) })],
+      [siteKey, stripeEvent({ type: 'checkout.session.async_payment_succeeded', created: now + 5, object: { ...session, payment_status: 'paid', payment_intent: r.pi } })],
+      [siteKey, stripeEvent({ type: 'customer.created', created: now + 5, object: { id: 'cus_1', object: 'customer' } })],
+      [siteKey, stripeEvent({ type: 'payment_intent.payment_failed', created: now - 60, object: intentObject(r.pi) })],
+      [siteKey, stripeEvent({ type: 'charge.refunded', created: now + 10, object: { id: r.ch, object: 'charge', payment_intent: r.pi, amount: 1200, refunded: true, currency: 'usd' } })],
+      ['site_gone', stripeEvent({ type: 'payment_intent.succeeded', created: now, object: intentObject(r.pi) })],
+      [other, stripeEvent({ type: 'payment_intent.succeeded', created: now + 2, object: intentObject(r.pi, 700) })],
+    ];
+  };
+  const keep = (r: ReturnType<typeof ids>) =>
+    Promise.all(deliveries(r).map(([scope, event]) => keptNotDispatchedIn(service, 'payment', scope, JSON.stringify(event))));
+  // What the entries left, with the run's ids named alike: the payments of both sites, and each
+  // payment.updated event in the order of its deliveries' seq.
+  const effects = async (r: ReturnType<typeof ids>) => {
+    const named = (text: string) => text.replaceAll(r.pi, 'PI').replaceAll(r.cs, 'CS');
+    const rows = await service.deps.db.query<{ site_key: string; reference: string; checkout_session: string | null; status: string; amount: string }>(
+      `SELECT s.site_key, p.reference, p.checkout_session, p.status, p.amount FROM payments p JOIN sites s ON s.id = p.site_id
+       WHERE p.reference = ANY($1) OR p.checkout_session = ANY($1) ORDER BY s.site_key = $2 DESC, p.reference`,
+      [[r.pi, r.cs], siteKey],
+    );
+    const events = await service.deps.db.query<{ body: string }>(
+      `SELECT e.body FROM events e JOIN event_deliveries d ON d.event_id = e.id
+       WHERE e.type = 'payment.updated' AND e.body::jsonb -> 'data' ->> 'reference' = ANY($1) ORDER BY d.seq`,
+      [[r.pi, r.cs]],
+    );
+    return {
+      payments: rows.map((row) => named(`${row.site_key === siteKey ? 'A' : 'B'} ${row.reference} ${row.checkout_session} ${row.status} ${row.amount}`)),
+      events: events.map(({ body }) => {
+        const { data } = JSON.parse(body);
+        return named(`${data.site_key === siteKey ? 'A' : 'B'} ${data.reference} ${data.status} ${data.amount}`);
+      }),
+    };
+  };
+
+  await withEventEndpoint(service, ['payment.updated'], async () => {
+    const [together, alone] = [ids(), ids()];
+    const chunk = await keep(together);
+    const outcomes = (await processInboxEntries(service.deps, chunk)).map(({ outcome }) => outcome);
+    const single = await keep(alone);
+    const oneByOne = [];
+    for (const id of single) oneByOne.push(await processInboxEntry(service.deps, id));
+
+    const processed = { state: 'processed' };
+    assert.equal(outcomes, [
+      processed,
+      processed,
+      processed,
+      { state: 'ignored', reason: 'event type customer.created is not handled' },
+      processed,
+      processed,
+      { state: 'ignored', reason: 'the site no longer exists' },
+      processed,
+    ]);
+    assert.equal(oneByOne, outcomes);
+    const expected = {
+      payments: ['A PI CS refunded 1200', 'B PI null paid 700'],
+      events: ['A CS pending 1200', 'A PI paid 1200', 'A PI refunded 1200', 'B PI paid 700'],
+    };
+    assert.equal(await effects(together), expected, 'applied as one chunk');
+    assert.equal(await effects(alone), expected, 'applied one by one');
+  });
+});
+
 // Two transactions at once: the embedded database has one connection, so only a server can race them.
 if (process.env.DATABASE_URL) {
   test('two chunks touching the same payments in opposite orders, with payment.updated subscribed, wait for each other instead of deadlocking', async () => {

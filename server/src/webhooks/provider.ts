@@ -60,6 +60,11 @@ export type WebhookProvider<Secret, Event> = {
   /** Applies the event in the worker's transaction: effect and inbox state commit together. */
   handle(deps: Deps, tx: Tx, event: Event, entry: InboxEntry): Promise<Outcome>;
   /**
+   * Applies several events, in order, with the effect of as many calls of `handle`, in fewer
+   * statements: the worker hands it each run of its chunk's entries that are this provider's.
+   */
+  handleAll?(deps: Deps, tx: Tx, items: Array<{ event: Event; entry: InboxEntry }>): Promise<Outcome[]>;
+  /**
    * The locks `handle` takes for these events (none if left out), so that a chunk of several
    * entries can take all its locks first, in one order (inbox/processor.ts).
    */

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../lib/db.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { randomToken } from '../../lib/crypto.ts';
-import { enabledEndpointWants, insertEvent, orderingLockName } from './events.repo.ts';
+import { enabledEndpointWants, insertEvents, orderingLockName } from './events.repo.ts';
 import type { EventType, OutboundEvent, SecurityChange } from './events.schemas.ts';
 
 /** An event id, the `webhook-id` of every attempt: `msg_` and 24 random characters. */
@@ -28,9 +28,17 @@ function accountOf(event: OutboundEvent): number | null {
  * of the change it reports, so that the change and its event commit together or not at all.
  * The worker sends it (events.sender.ts). Never put a secret in `data`.
  */
-export async function emitEvent(tx: Queryable, clock: Clock, event: OutboundEvent): Promise<void> {
+export function emitEvent(tx: Queryable, clock: Clock, event: OutboundEvent): Promise<void> {
+  return emitEvents(tx, clock, [event]);
+}
+
+/** Several events as emitEvent writes one, in this order, with one statement. */
+export async function emitEvents(tx: Queryable, clock: Clock, events: OutboundEvent[]): Promise<void> {
   const at = clock.now();
-  await insertEvent(tx, { id: newEventId(), type: event.type, accountId: accountOf(event), body: eventBody(event, at), at });
+  await insertEvents(
+    tx,
+    events.map((event) => ({ id: newEventId(), type: event.type, accountId: accountOf(event), body: eventBody(event, at), at })),
+  );
 }
 
 /** `security.changed`: what changed on the account, never the secret itself. */

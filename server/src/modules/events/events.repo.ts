@@ -105,7 +105,7 @@ export const sealedPreviousEndpointSecrets = sealedColumn('event_endpoints.previ
 export type NewEvent = { id: string; type: string; accountId: number | null; body: string; at: Date };
 
 /**
- * The name of the lock on an account's events: see insertEvent. A chunk of webhook effects
+ * The name of the lock on an account's events: see insertEvents. A chunk of webhook effects
  * takes it up front (webhooks/inbox/processor.ts), so it is the same lock by name.
  */
 export const orderingLockName = (accountId: number) => `events:${accountId}`;
@@ -120,33 +120,52 @@ export async function enabledEndpointWants(db: Queryable, type: string): Promise
 }
 
 /**
- * The event and its deliveries, one per endpoint that wants its type (skipped at once where
- * the endpoint is disabled), in one statement of the caller's transaction. For an account's
- * event that an enabled endpoint wants, it first takes a lock on the account's events, held
- * to the commit: the deliveries of one account get their `seq` in the order their
- * transactions commit, so the sender, which goes by seq, never sees a later one before an
- * earlier one that has yet to commit. An event no endpoint will be sent has no pending
- * delivery to order, and takes no lock: a site's payments, say, are applied in parallel
- * lanes until the platform subscribes to `payment.updated`.
+ * The events and their deliveries, one per event and endpoint that wants its type (skipped at
+ * once where the endpoint is disabled), in one statement of the caller's transaction, in the
+ * order given. For an account's event that an enabled endpoint wants, it first takes a lock on
+ * the account's events, held to the commit: the deliveries of one account get their `seq` in
+ * the order their transactions commit, so the sender, which goes by seq, never sees a later
+ * one before an earlier one that has yet to commit. Several accounts' locks are taken in the
+ * order of their names, as lockNames takes them (lib/advisory-locks.ts). An event no endpoint
+ * will be sent has no pending delivery to order, and takes no lock: a site's payments, say,
+ * are applied in parallel lanes until the platform subscribes to `payment.updated`.
  */
-export async function insertEvent(tx: Queryable, event: NewEvent): Promise<void> {
+export async function insertEvents(tx: Queryable, events: NewEvent[]): Promise<void> {
+  if (!events.length) return;
   await tx.query(
     {
       name: 'events_insert',
-      text: `WITH wanting AS (
-               SELECT id, enabled FROM event_endpoints WHERE events IS NULL OR $2 = ANY (events)
+      text: `WITH input AS (
+               SELECT * FROM unnest($1::text[], $2::text[], $3::integer[], $4::text[], $5::timestamptz[], $6::text[])
+                 WITH ORDINALITY AS i(id, type, account_id, body, created_at, lock_name, ord)
+             ), wanting AS (
+               SELECT id, enabled, events FROM event_endpoints
              ), locked AS (
-               SELECT CASE WHEN $6::text IS NULL OR NOT EXISTS (SELECT 1 FROM wanting WHERE enabled)
-                      THEN NULL ELSE pg_advisory_xact_lock(hashtextextended($6, 0)) END
+               SELECT count(*) FROM (
+                 SELECT pg_advisory_xact_lock(hashtextextended(n.name, 0)) FROM (
+                   SELECT DISTINCT i.lock_name COLLATE "C" AS name FROM input i
+                   WHERE i.lock_name IS NOT NULL AND EXISTS (SELECT 1 FROM wanting w WHERE w.enabled AND (w.events IS NULL OR i.type = ANY (w.events)))
+                   ORDER BY name
+                 ) n
+               ) taken
              ), event AS (
-               INSERT INTO events (id, type, account_id, body, created_at) SELECT $1, $2, $3, $4, $5 FROM locked RETURNING id
+               INSERT INTO events (id, type, account_id, body, created_at)
+               SELECT i.id, i.type, i.account_id, i.body, i.created_at FROM input i, locked ORDER BY i.ord RETURNING id
              )
              INSERT INTO event_deliveries (id, endpoint_id, event_id, account_id, type, state, next_attempt_at, created_at, finished_at)
-             SELECT gen_random_uuid(), w.id, event.id, $3, $2, CASE WHEN w.enabled THEN 'pending' ELSE 'skipped' END, $5, $5,
-                    CASE WHEN w.enabled THEN NULL ELSE $5::timestamptz END
-             FROM event, wanting w`,
+             SELECT gen_random_uuid(), w.id, i.id, i.account_id, i.type, CASE WHEN w.enabled THEN 'pending' ELSE 'skipped' END,
+                    i.created_at, i.created_at, CASE WHEN w.enabled THEN NULL ELSE i.created_at END
+             FROM event e JOIN input i ON i.id = e.id JOIN wanting w ON w.events IS NULL OR i.type = ANY (w.events)
+             ORDER BY i.ord, w.id`,
     },
-    [event.id, event.type, event.accountId, event.body, event.at, event.accountId === null ? null : orderingLockName(event.accountId)],
+    [
+      events.map((e) => e.id),
+      events.map((e) => e.type),
+      events.map((e) => e.accountId),
+      events.map((e) => e.body),
+      events.map((e) => e.at),
+      events.map((e) => (e.accountId === null ? null : orderingLockName(e.accountId))),
+    ],
   );
 }
 

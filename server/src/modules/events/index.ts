@@ -5,7 +5,7 @@
 // module, so any module may emit.
 export { EVENT_TABLES } from './events.model.ts';
 export { endpointDisabledNotice } from './events.mails.ts';
-export { emitEvent, emitSecurityChange, eventBody, eventOrderingLocks, newEventId } from './events.outbox.ts';
+export { emitEvent, emitEvents, emitSecurityChange, eventBody, eventOrderingLocks, newEventId } from './events.outbox.ts';
 export * as eventsStore from './events.repo.ts';
 export { oldestPending as oldestPendingEventDeliveries } from './events.repo.ts';
 export { purgeDeliveredEvents } from './events.retention.ts';

@@ -1,7 +1,6 @@
 import type { Deps } from '../../deps.ts';
-import { lockNames } from '../../lib/advisory-locks.ts';
 import type { Tx } from '../../lib/db.ts';
-import { emitEvent, eventOrderingLocks } from '../events/index.ts';
+import { emitEvents, eventOrderingLocks, type OutboundEvent } from '../events/index.ts';
 import * as repo from './sites.repo.ts';
 import type { PaymentStatus } from './sites.schemas.ts';
 
@@ -16,27 +15,70 @@ export type PaymentChange = {
 };
 
 type PaymentState = { status: PaymentStatus; at: Date; amount: number | undefined; currency: string | undefined; checkoutSession: string | undefined };
+type Payment = PaymentState & { reference: string };
 
 /**
- * Applies a change to the payment of the site with `siteKey`, in the caller's transaction.
- * Returns why nothing changed when the site is gone.
+ * Applies each change to the payment of its site, in the caller's transaction and in the
+ * order given, as that many calls one after the other would, with four statements for all
+ * of them: the sites, their payments that the changes name (locked), the payments as the
+ * changes leave them, and the events. Returns, for each change, why it changed nothing (the
+ * site is gone), or undefined. The caller holds the locks that paymentChangeLocks names for
+ * these changes: the worker's chunk takes them before it applies any entry
+ * (webhooks/inbox/processor.ts).
  */
-export async function applyPaymentChange(deps: Deps, tx: Tx, siteKey: string, change: PaymentChange): Promise<string | undefined> {
-  const site = await repo.siteOfDelivery(tx, siteKey);
-  if (!site) return 'the site no longer exists';
-  const { before, after } = await applyChange(deps, tx, site.id, change);
-  // The platform hears of a payment when its status moves, not of every event that restates it.
-  if (before !== after.status) {
-    await emitEvent(tx, deps.clock, {
-      type: 'payment.updated',
-      data: { site_key: siteKey, account_id: site.account_id, reference: after.reference, status: after.status, amount: after.amount ?? null, currency: after.currency ?? null },
-    });
+export async function applyPaymentChanges(deps: Deps, tx: Tx, changes: Array<{ siteKey: string; change: PaymentChange }>): Promise<Array<string | undefined>> {
+  if (!changes.length) return [];
+  const sites = new Map((await repo.sitesOfDeliveries(tx, [...new Set(changes.map(({ siteKey }) => siteKey))])).map((site) => [site.site_key, site]));
+  const known = changes.filter(({ siteKey }) => sites.has(siteKey));
+  // Each site's payments by reference, as the changes so far leave them.
+  const paymentsOf = new Map<number, Map<string, Payment>>([...sites.values()].map((site) => [site.id, new Map()]));
+  const stored: Array<{ site_id: number; reference: string }> = [];
+  if (known.length) {
+    const siteIds = [...new Set(known.map(({ siteKey }) => sites.get(siteKey)!.id))];
+    const keys = [...new Set(known.flatMap(({ change }) => paymentKeys(change)))];
+    for (const row of await repo.lockPayments(tx, siteIds, keys)) {
+      paymentsOf.get(row.site_id)!.set(row.reference, fromRow(row));
+      stored.push(row);
+    }
   }
-  return undefined;
+  const changed = new Map<Payment, number>();
+  const events: OutboundEvent[] = [];
+  const reasons = changes.map(({ siteKey, change }) => {
+    const site = sites.get(siteKey);
+    if (!site) return 'the site no longer exists';
+    const { before, after } = applyChange(paymentsOf.get(site.id)!, change);
+    changed.set(after, site.id);
+    // The platform hears of a payment when its status moves, not of every event that restates it.
+    if (before !== after.status) {
+      events.push({
+        type: 'payment.updated',
+        data: { site_key: siteKey, account_id: site.account_id, reference: after.reference, status: after.status, amount: after.amount ?? null, currency: after.currency ?? null },
+      });
+    }
+    return undefined;
+  });
+  // A row merged into another is deleted before the other takes over its checkout session.
+  await repo.deletePayments(tx, stored.filter((row) => !paymentsOf.get(row.site_id)!.has(row.reference)));
+  const final = [...changed].filter(([payment, siteId]) => paymentsOf.get(siteId)!.get(payment.reference) === payment);
+  await repo.upsertPayments(
+    tx,
+    final.map(([payment, siteId]) => ({
+      site_id: siteId,
+      reference: payment.reference,
+      checkout_session: payment.checkoutSession ?? null,
+      status: payment.status,
+      amount: payment.amount ?? null,
+      currency: payment.currency ?? null,
+      last_event_at: payment.at,
+    })),
+    deps.clock.now(),
+  );
+  await emitEvents(tx, deps.clock, events);
+  return reasons;
 }
 
 /**
- * The locks that applying these changes takes (applyPaymentChange), for a chunk of deliveries
+ * The locks that applying these changes takes (applyPaymentChanges), for a chunk of deliveries
  * that takes all its locks before applying any: the payments', and the ordering lock of each
  * site's account while `payment.updated` is wanted.
  */
@@ -57,40 +99,33 @@ const paymentLockName = (siteId: number, key: string) => `payment:${siteId}:${ke
 /**
  * A payment is keyed by its payment intent, else by its checkout session. A session seen
  * before its payment intent was known is re-keyed (merged) once an event links the two.
+ * On the site's payments in memory: the ones the change's keys find are merged into one,
+ * under the reference it keeps. Returns the status before and the payment after.
  */
-async function applyChange(deps: Deps, tx: Tx, siteId: number, change: PaymentChange): Promise<{ before: PaymentStatus | undefined; after: PaymentState & { reference: string } }> {
+function applyChange(payments: Map<string, Payment>, change: PaymentChange): { before: PaymentStatus | undefined; after: Payment } {
   const keys = paymentKeys(change);
-  await lockNames(tx, keys.map((key) => paymentLockName(siteId, key)));
-  const rows = await repo.lockPayments(tx, siteId, keys);
+  const rows = [...payments.values()].filter((row) => keys.includes(row.reference) || (row.checkoutSession !== undefined && keys.includes(row.checkoutSession)));
   const reference = targetReference(change, rows);
   let state: PaymentState | undefined;
-  for (const row of rows) state = merge(state, fromRow(row));
+  for (const row of rows) state = merge(state, row);
   const before = state?.status;
   state = merge(state, change);
-  const stale = rows.filter((row) => row.reference !== reference).map((row) => row.reference);
-  if (stale.length) await repo.deletePayments(tx, siteId, stale);
-  await repo.upsertPayment(tx, {
-    site_id: siteId,
-    reference,
-    checkout_session: state.checkoutSession ?? null,
-    status: state.status,
-    amount: state.amount ?? null,
-    currency: state.currency ?? null,
-    last_event_at: state.at,
-    updated_at: deps.clock.now(),
-  });
-  return { before, after: { ...state, reference } };
+  for (const row of rows) payments.delete(row.reference);
+  const after = { ...state, reference };
+  payments.set(reference, after);
+  return { before, after };
 }
 
 /** An event that knows only the session keeps the payment-intent key a linked row already has. */
-function targetReference(change: PaymentChange, rows: repo.PaymentRow[]): string {
+function targetReference(change: PaymentChange, rows: Payment[]): string {
   if (change.reference !== change.checkoutSession) return change.reference;
-  const linked = rows.find((row) => row.checkout_session === change.checkoutSession && row.reference !== change.checkoutSession);
+  const linked = rows.find((row) => row.checkoutSession === change.checkoutSession && row.reference !== change.checkoutSession);
   return linked?.reference ?? change.reference;
 }
 
-function fromRow(row: repo.PaymentRow): PaymentState {
+function fromRow(row: repo.PaymentRow): Payment {
   return {
+    reference: row.reference,
     status: row.status,
     at: row.last_event_at,
     amount: row.amount === null ? undefined : Number(row.amount),

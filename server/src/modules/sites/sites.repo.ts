@@ -43,12 +43,6 @@ export async function siteIdOf(db: Queryable, siteKey: string, accountId: number
   return site?.id;
 }
 
-/** The site a payment delivery is for, and its owner; undefined when the site is gone. */
-export async function siteOfDelivery(tx: Queryable, siteKey: string): Promise<Pick<SiteRecord, 'id' | 'account_id'> | undefined> {
-  const [site] = await tx.query<Pick<SiteRecord, 'id' | 'account_id'>>({ name: 'payment_site', text: 'SELECT id, account_id FROM sites WHERE site_key = $1' }, [siteKey]);
-  return site;
-}
-
 /** The sites of these keys, for a chunk of deliveries that takes its locks up front. */
 export function sitesOfDeliveries(tx: Queryable, siteKeys: string[]): Promise<Array<Pick<SiteRecord, 'site_key' | 'id' | 'account_id'>>> {
   return tx.query('SELECT site_key, id, account_id FROM sites WHERE site_key = ANY($1::text[])', [siteKeys]);
@@ -71,48 +65,59 @@ export function latestPayments(db: Queryable, siteId: number): Promise<ListedPay
   );
 }
 
-export type PaymentRow = Pick<PaymentRecord, 'reference' | 'checkout_session' | 'status' | 'amount' | 'currency' | 'last_event_at'>;
+export type PaymentRow = Pick<PaymentRecord, 'site_id' | 'reference' | 'checkout_session' | 'status' | 'amount' | 'currency' | 'last_event_at'>;
 
 /**
  * Not a named (prepared) statement on purpose: PostgreSQL would soon keep one generic plan
  * for it, and a plan made while the table was still empty (a new deployment's first burst)
- * finds the site's rows by `site_id` alone and filters them, a scan of every payment of the
- * site per delivery until the next ANALYZE. Planned with the values at each call, it always
+ * finds the sites' rows by `site_id` alone and filters them, a scan of every payment of the
+ * sites per chunk until the next ANALYZE. Planned with the values at each call, it always
  * takes the two key indexes.
  */
-const SELECT_PAYMENTS = `SELECT reference, checkout_session, status, amount, currency, last_event_at FROM payments
-  WHERE site_id = $1 AND (reference = ANY($2) OR checkout_session = ANY($2)) FOR UPDATE`;
+const SELECT_PAYMENTS = `SELECT site_id, reference, checkout_session, status, amount, currency, last_event_at FROM payments
+  WHERE site_id = ANY($1::integer[]) AND (reference = ANY($2::text[]) OR checkout_session = ANY($2::text[])) FOR UPDATE`;
 
-/** The site's payments known by any of these keys, locked. */
-export function lockPayments(tx: Queryable, siteId: number, keys: string[]): Promise<PaymentRow[]> {
-  return tx.query<PaymentRow>(SELECT_PAYMENTS, [siteId, keys]);
+/**
+ * The payments of these sites known by any of these keys, locked. A row of one site that
+ * another site's key names is among them too: the caller keeps the pairs it asked for.
+ */
+export function lockPayments(tx: Queryable, siteIds: number[], keys: string[]): Promise<PaymentRow[]> {
+  return tx.query<PaymentRow>(SELECT_PAYMENTS, [siteIds, keys]);
 }
 
-export async function deletePayments(tx: Queryable, siteId: number, references: string[]): Promise<void> {
-  await tx.query('DELETE FROM payments WHERE site_id = $1 AND reference = ANY($2)', [siteId, references]);
+export async function deletePayments(tx: Queryable, payments: Array<Pick<PaymentRecord, 'site_id' | 'reference'>>): Promise<void> {
+  if (!payments.length) return;
+  await tx.query(
+    'DELETE FROM payments p USING unnest($1::integer[], $2::text[]) AS d(site_id, reference) WHERE p.site_id = d.site_id AND p.reference = d.reference',
+    [payments.map((p) => p.site_id), payments.map((p) => p.reference)],
+  );
 }
 
-const UPSERT_PAYMENT = {
-  name: 'payment_upsert',
+const UPSERT_PAYMENTS = {
+  name: 'payments_upsert',
   text: `INSERT INTO payments (site_id, reference, checkout_session, status, amount, currency, last_event_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         SELECT site_id, reference, checkout_session, status, amount, currency, last_event_at, $8
+         FROM unnest($1::integer[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::timestamptz[])
+           AS p(site_id, reference, checkout_session, status, amount, currency, last_event_at)
          ON CONFLICT (site_id, reference) DO UPDATE SET checkout_session = EXCLUDED.checkout_session,
            status = EXCLUDED.status, amount = EXCLUDED.amount, currency = EXCLUDED.currency,
            last_event_at = EXCLUDED.last_event_at, updated_at = EXCLUDED.updated_at`,
 };
 
-type PaymentWrite = Omit<PaymentRecord, 'amount'> & { amount: number | null };
+export type PaymentWrite = Omit<PaymentRecord, 'amount' | 'updated_at'> & { amount: number | null };
 
-export async function upsertPayment(tx: Queryable, payment: PaymentWrite): Promise<void> {
-  await tx.query(UPSERT_PAYMENT, [
-    payment.site_id,
-    payment.reference,
-    payment.checkout_session,
-    payment.status,
-    payment.amount,
-    payment.currency,
-    payment.last_event_at,
-    payment.updated_at,
+/** Writes each payment (a new one or the new state of a known one), one statement for all; no two may share a key. */
+export async function upsertPayments(tx: Queryable, payments: PaymentWrite[], updatedAt: Date): Promise<void> {
+  if (!payments.length) return;
+  await tx.query(UPSERT_PAYMENTS, [
+    payments.map((p) => p.site_id),
+    payments.map((p) => p.reference),
+    payments.map((p) => p.checkout_session),
+    payments.map((p) => p.status),
+    payments.map((p) => p.amount),
+    payments.map((p) => p.currency),
+    payments.map((p) => p.last_event_at),
+    updatedAt,
   ]);
 }
 

@@ -1,5 +1,7 @@
-import { applyPaymentChange, paymentChangeLocks, siteWebhookSecret, type PaymentChange, type PaymentStatus } from '../../modules/sites/index.ts';
-import { defineProvider, ignored, outcomeOf } from '../provider.ts';
+import type { Deps } from '../../deps.ts';
+import type { Tx } from '../../lib/db.ts';
+import { applyPaymentChanges, paymentChangeLocks, siteWebhookSecret, type PaymentChange, type PaymentStatus } from '../../modules/sites/index.ts';
+import { defineProvider, ignored, outcomeOf, type InboxEntry, type Outcome } from '../provider.ts';
 import { parseStripeEvent, stripePayload, verifyStripe, type StripeEvent } from '../schemes/stripe.ts';
 import { isRecord } from '../shared/payload.ts';
 
@@ -25,10 +27,10 @@ export const payment = defineProvider({
   parse: parseStripeEvent,
   payload: stripePayload,
   async handle(deps, tx, event, entry) {
-    const change = readChange(event);
-    if (typeof change === 'string') return ignored(change);
-    return outcomeOf(await applyPaymentChange(deps, tx, entry.scope, change));
+    const [outcome] = await applyEvents(deps, tx, [{ event, entry }]);
+    return outcome;
   },
+  handleAll: applyEvents,
   locks(deps, tx, items) {
     return paymentChangeLocks(
       tx,
@@ -39,6 +41,14 @@ export const payment = defineProvider({
     );
   },
 });
+
+/** The events' changes applied together (applyPaymentChanges); an event that names no change is ignored with its reason. */
+async function applyEvents(deps: Deps, tx: Tx, items: Array<{ event: StripeEvent; entry: InboxEntry }>): Promise<Outcome[]> {
+  const changes = items.map(({ event, entry }) => ({ siteKey: entry.scope, change: readChange(event) }));
+  const applicable = changes.flatMap(({ siteKey, change }) => (typeof change === 'string' ? [] : [{ siteKey, change }]));
+  const reasons = (await applyPaymentChanges(deps, tx, applicable)).values();
+  return changes.map(({ change }) => (typeof change === 'string' ? ignored(change) : outcomeOf(reasons.next().value)));
+}
 
 /** What a Stripe event says about a payment, or the reason it says nothing. */
 function readChange(event: StripeEvent): PaymentChange | string {
