@@ -4,7 +4,7 @@ import type { ServiceProcess } from './service-process.ts';
 import { BASELINE, p99AtMostTimes, p99Below, rateAbove, rateAlike, rateAtLeast, type Target } from './targets.ts';
 import { loginWithSecondStep } from './login-mfa.ts';
 import { eventsOut, eventsOutBesideDown } from './events-out.ts';
-import { EFFECTS_DELIVERIES, webhookEffects, webhookIngest, webhookIngestFloor } from './webhook-ingest.ts';
+import { EFFECTS_DELIVERIES, webhookEffects, webhookIngest, webhookIngestCeiling, webhookIngestFloor } from './webhook-ingest.ts';
 
 export const CONNECTIONS = 50;
 export const LOGIN_CONNECTIONS = 20;
@@ -145,13 +145,22 @@ export const SCENARIOS: Scenario[] = [
     references: [],
   },
   {
+    id: 'ingest-ceiling',
+    label: 'the same receiver storing nothing (node:http, verify, parse, 200): the most any ingest reaches here',
+    unit: 'events/s',
+    run: webhookIngestCeiling,
+    references: ['ingest-floor'],
+  },
+  {
     id: 'webhook-ingest',
     label: 'POST /webhook/payment/{siteKey}, signed, committed before the 200',
     unit: 'events/s',
     run: webhookIngest,
-    // Sampled before each round: the bare handler (what any answer costs) and the hand-written
-    // receiver (what the framework and the inbox's guarantees cost beyond verify + INSERT).
-    references: [BASELINE, 'ingest-floor'],
+    // Sampled before each round: the bare handler (what any answer costs), the hand-written
+    // receiver (what the framework and the inbox's guarantees cost beyond verify + INSERT), and
+    // that receiver storing nothing (the ceiling: where it is under 3x the receiver, so is
+    // every ingest).
+    references: [BASELINE, 'ingest-floor', 'ingest-ceiling'],
     targets: [rateAtLeast(BASELINE, 0.1), rateAtLeast('ingest-floor', 3), p99Below(50)],
   },
   {

@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import type autocannon from 'autocannon';
 import type { Measurement } from './measurement.ts';
+import { UNSTORED_PATH } from './ingest-floor.ts';
 import type { BenchContext } from './scenarios.ts';
 import type { ServiceProcess } from './service-process.ts';
 
@@ -52,6 +53,12 @@ export async function untilInboxDrained(service: ServiceProcess, timeoutMs = 120
 export function webhookIngestFloor(bench: BenchContext): Promise<Measurement> {
   const { ingestFloorUrl, site } = bench.service.info;
   return bench.load({ url: ingestFloorUrl, method: 'POST', setupRequest: signedDeliveries(site.webhookSecret) });
+}
+
+/** The same deliveries to the hand-written receiver where it stores nothing: the ceiling of any ingest here. */
+export function webhookIngestCeiling(bench: BenchContext): Promise<Measurement> {
+  const { ingestFloorUrl, site } = bench.service.info;
+  return bench.load({ url: `${ingestFloorUrl}${UNSTORED_PATH}`, method: 'POST', setupRequest: signedDeliveries(site.webhookSecret) });
 }
 
 /**
