@@ -57,7 +57,10 @@ export type WebhookProvider<Secret, Event> = {
   parse(raw: Buffer): Event;
   /** The fields `parse` reads, as its scheme checks them: the request body of the API reference. */
   payload: ZodType;
-  /** Applies the event in the worker's transaction: effect and inbox state commit together. */
+  /**
+   * Applies the event in the worker's transaction: effect and inbox state commit together.
+   * It runs once the transaction holds every lock that `locks` names for its chunk.
+   */
   handle(deps: Deps, tx: Tx, event: Event, entry: InboxEntry): Promise<Outcome>;
   /**
    * Applies several events, in order, with the effect of as many calls of `handle`, in fewer

@@ -79,7 +79,9 @@ const SELECT_PAYMENTS = `SELECT site_id, reference, checkout_session, status, am
 
 /**
  * The payments of these sites known by any of these keys, locked. A row of one site that
- * another site's key names is among them too: the caller keeps the pairs it asked for.
+ * only another site's key names is among them too (Stripe's ids are unique across accounts,
+ * so this is a row locked for nothing, not a wrong match: each site's changes look only at
+ * their own site's rows).
  */
 export function lockPayments(tx: Queryable, siteIds: number[], keys: string[]): Promise<PaymentRow[]> {
   return tx.query<PaymentRow>(SELECT_PAYMENTS, [siteIds, keys]);

@@ -20,9 +20,9 @@ export async function processInboxEntry(deps: Deps, inboxId: string): Promise<Ou
  * Several entries in one transaction: one commit instead of one per entry, which is most
  * of a small effect's cost, and one statement each to lock the entries and to record their
  * outcomes. A provider with `handleAll` (payments) applies each run of its entries with a
- * few statements for the run instead of a few per entry. All or nothing: if one entry fails, none is applied and the caller falls back
- * to one transaction per entry to find it. Returns the entries applied (those still
- * waiting) with their outcomes.
+ * few statements for the run instead of a few per entry. All or nothing: if one entry
+ * fails, none is applied and the caller falls back to one transaction per entry to find it.
+ * Returns the entries applied (those still waiting) with their outcomes.
  */
 export async function processInboxEntries(deps: Deps, inboxIds: string[]): Promise<Array<{ id: string; outcome: Outcome }>> {
   const applied = await deps.db.transaction(async (tx) => {
