@@ -160,6 +160,35 @@ test('a wrong secret, a missing or malformed header are 401 and nothing is kept'
   const changed = await post(service, path(), payload.replace('"succeeded"', '"failed"'), tampered);
   assert.is(changed.status, 401);
   assert.is((await inboxRows(event.id)).length, 0);
+
+  // Each refusal is logged with its reason and the request's id, never with the signature.
+  const requestId = `refused-${randomBytes(6).toString('hex')}`;
+  const signature = stripeHeaders(payload, 'whsec_attacker_guess', unixNow(service));
+  assert.is((await post(service, path(), payload, { ...signature, 'x-request-id': requestId })).status, 401);
+  const logged = service.logs.lines.map((line) => JSON.parse(line)).filter((line) => line.requestId === requestId && line.msg === 'webhook signature rejected');
+  assert.equal(logged.map((line) => [line.provider, line.reason]), [['payment', 'mismatch']]);
+  assert.not.match(JSON.stringify(logged), signature['stripe-signature'].split('v1=')[1]);
+});
+
+test("an accepted delivery makes no child logger: the request's logger is made only for a refusal", async () => {
+  const logger = service.deps.logger;
+  const made: string[] = [];
+  const child = logger.child;
+  // pino's generic signature cannot be restated here; the wrapper only counts and passes on.
+  logger.child = ((bindings: { requestId?: unknown }, options?: object) => {
+    made.push(String(bindings.requestId));
+    return child.call(logger, bindings, options);
+  }) as unknown as typeof logger.child;
+  try {
+    const event = stripeEvent({ type: 'payment_intent.succeeded', created: unixNow(service), object: intentObject(ids().pi) });
+    const payload = JSON.stringify(event);
+    const [accepted, refused] = [`accepted-${randomBytes(6).toString('hex')}`, `refused-${randomBytes(6).toString('hex')}`];
+    assert.is((await post(service, path(), payload, { ...stripeHeaders(payload, SECRET, unixNow(service)), 'x-request-id': accepted })).status, 200);
+    assert.is((await post(service, path(), payload, { ...stripeHeaders(payload, 'whsec_wrong', unixNow(service)), 'x-request-id': refused })).status, 401);
+    assert.equal(made.filter((id) => id === accepted || id === refused), [refused]);
+  } finally {
+    logger.child = child;
+  }
 });
 
 test('a signature older (or newer) than 300 s is 401', async () => {

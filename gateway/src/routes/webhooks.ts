@@ -17,7 +17,8 @@ export function mountWebhooks(router: Router, deps: Deps): void {
   const intake = createWebhookIntake(deps);
 
   const endpoint = (provider: AnyWebhookProvider) => async (ctx: KoaContext) => {
-    const log = ctx.state.logger as Logger;
+    // Made on first use (http.ts): only a refused or failed delivery logs anything.
+    const log = () => ctx.state.logger as Logger;
     const raw = await readRawBody(ctx);
     try {
       await intake.receive(provider, String(ctx.params.scope ?? ''), raw, ctx.req.headers, log);
@@ -26,7 +27,7 @@ export function mountWebhooks(router: Router, deps: Deps): void {
       // Whatever kept the delivery from being stored, the provider should retry: a 503 with
       // Retry-After says so, where a 500 reads as "our bug" and some providers give up sooner.
       // An outage of the database is not our bug either, and is logged as one once per request.
-      log[isDatabaseUnavailable(error) ? 'warn' : 'error']({ err: error, provider: provider.name }, 'webhook could not be stored');
+      log()[isDatabaseUnavailable(error) ? 'warn' : 'error']({ err: error, provider: provider.name }, 'webhook could not be stored');
       throw new AppError('SERVICE_UNAVAILABLE', undefined, { retryAfterSeconds: WEBHOOK_RETRY_AFTER_SECONDS });
     }
     // Telegram treats a JSON answer with `method` as a Bot API call; this one has none.

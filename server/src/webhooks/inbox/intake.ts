@@ -10,9 +10,10 @@ export type WebhookIntake = {
   /**
    * Looks up the secret, verifies, and keeps the delivery durably. Throws AppError for
    * what the provider should hear (404, 401, 400, 503 when unconfigured); any other error
-   * means the database could not be reached or written.
+   * means the database could not be reached or written. `log` gives the request's logger,
+   * asked for only when a refusal is logged (a child logger costs a pass over its bindings).
    */
-  receive(provider: AnyWebhookProvider, rawScope: string, raw: Buffer, headers: WebhookHeaders, log: Logger): Promise<{ duplicate: boolean }>;
+  receive(provider: AnyWebhookProvider, rawScope: string, raw: Buffer, headers: WebhookHeaders, log: () => Logger): Promise<{ duplicate: boolean }>;
 };
 
 export function createWebhookIntake(deps: Deps): WebhookIntake {
@@ -41,7 +42,7 @@ export function createWebhookIntake(deps: Deps): WebhookIntake {
     return { scope, secret: found.secret };
   }
 
-  async function keep(provider: AnyWebhookProvider, rawScope: string, raw: Buffer, headers: WebhookHeaders, log: Logger): Promise<{ duplicate: boolean }> {
+  async function keep(provider: AnyWebhookProvider, rawScope: string, raw: Buffer, headers: WebhookHeaders, log: () => Logger): Promise<{ duplicate: boolean }> {
     const { scope, secret } = await secretFor(provider, rawScope);
     let externalId: string;
     try {
@@ -77,13 +78,13 @@ function isRefusal(error: unknown): boolean {
 }
 
 /** Only the reason is logged: never the presented signature, the secret or the body. */
-function rejection(error: unknown, provider: AnyWebhookProvider, log: Logger): unknown {
+function rejection(error: unknown, provider: AnyWebhookProvider, log: () => Logger): unknown {
   if (error instanceof SignatureError) {
-    log.info({ provider: provider.name, reason: error.reason }, 'webhook signature rejected');
+    log().info({ provider: provider.name, reason: error.reason }, 'webhook signature rejected');
     return new AppError('INVALID_SIGNATURE');
   }
   if (error instanceof PayloadError) {
-    log.info({ provider: provider.name, problem: error.message }, 'webhook payload rejected');
+    log().info({ provider: provider.name, problem: error.message }, 'webhook payload rejected');
     return new AppError('INVALID_PAYLOAD', error.message);
   }
   return error;
