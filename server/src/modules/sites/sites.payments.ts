@@ -21,10 +21,10 @@ type Payment = PaymentState & { reference: string };
  * Applies each change to the payment of its site, in the caller's transaction and in the
  * order given, as that many calls one after the other would, with four statements for all
  * of them: the sites, their payments that the changes name (locked), the payments as the
- * changes leave them, and the events (and a fifth, a delete, when a change merges two). Returns, for each change, why it changed nothing (the
- * site is gone), or undefined. The caller holds the locks that paymentChangeLocks names for
- * these changes: the worker's chunk takes them before it applies any entry
- * (webhooks/inbox/processor.ts).
+ * changes leave them, and the events (and a fifth, a delete, when a change merges two).
+ * Returns, for each change, why it changed nothing (the site is gone), or undefined. The
+ * caller holds the locks that paymentChangeLocks names for these changes: the worker's
+ * chunk takes them before it applies any entry (webhooks/inbox/processor.ts).
  */
 export async function applyPaymentChanges(deps: Deps, tx: Tx, changes: Array<{ siteKey: string; change: PaymentChange }>): Promise<Array<string | undefined>> {
   if (!changes.length) return [];
