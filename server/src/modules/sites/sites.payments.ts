@@ -28,7 +28,7 @@ type Payment = PaymentState & { reference: string };
  */
 export async function applyPaymentChanges(deps: Deps, tx: Tx, changes: Array<{ siteKey: string; change: PaymentChange }>): Promise<Array<string | undefined>> {
   if (!changes.length) return [];
-  const sites = new Map((await repo.sitesOfDeliveries(tx, [...new Set(changes.map(({ siteKey }) => siteKey))])).map((site) => [site.site_key, site]));
+  const sites = await sitesByKey(tx, changes);
   const known = changes.filter(({ siteKey }) => sites.has(siteKey));
   // Each site's payments by reference, as the changes so far leave them.
   const paymentsOf = new Map<number, Map<string, Payment>>([...sites.values()].map((site) => [site.id, new Map()]));
@@ -84,13 +84,18 @@ export async function applyPaymentChanges(deps: Deps, tx: Tx, changes: Array<{ s
  */
 export async function paymentChangeLocks(tx: Tx, changes: Array<{ siteKey: string; change: PaymentChange }>): Promise<{ names: string[]; orderings: string[] }> {
   if (!changes.length) return { names: [], orderings: [] };
-  const sites = new Map((await repo.sitesOfDeliveries(tx, [...new Set(changes.map(({ siteKey }) => siteKey))])).map((site) => [site.site_key, site]));
+  const sites = await sitesByKey(tx, changes);
   const names = changes.flatMap(({ siteKey, change }) => {
     const site = sites.get(siteKey);
     return site ? paymentKeys(change).map((key) => paymentLockName(site.id, key)) : [];
   });
   const accounts = [...new Set([...sites.values()].map((site) => site.account_id))];
   return { names, orderings: await eventOrderingLocks(tx, 'payment.updated', accounts) };
+}
+
+/** The sites the changes are for, by key; a site that is gone is not among them. */
+async function sitesByKey(tx: Tx, changes: Array<{ siteKey: string }>) {
+  return new Map((await repo.sitesOfDeliveries(tx, [...new Set(changes.map(({ siteKey }) => siteKey))])).map((site) => [site.site_key, site]));
 }
 
 const paymentKeys = (change: PaymentChange) => [change.reference, change.checkoutSession].filter((key): key is string => Boolean(key));
