@@ -172,6 +172,8 @@ export async function liveChallenge(db: Queryable, clock: Clock, kind: Challenge
 }
 
 const USE_CHALLENGE_SQL = 'UPDATE mfa_challenges SET used_at = $2 WHERE id = $1 AND used_at IS NULL AND expires_at > $2 AND failures < $3 RETURNING 1';
+/** Unless a caller allows more: a challenge with one wrong answer against it is spent. */
+const DEFAULT_MAX_FAILURES = 1;
 const USE_CHALLENGE = { name: 'mfa_use_challenge', text: USE_CHALLENGE_SQL };
 
 /**
@@ -179,7 +181,7 @@ const USE_CHALLENGE = { name: 'mfa_use_challenge', text: USE_CHALLENGE_SQL };
  * than `maxFailures` failures): a second use, a concurrent one included, finds nothing.
  */
 export async function useChallenge(db: Queryable, clock: Clock, id: string, options: { maxFailures?: number } = {}): Promise<boolean> {
-  const rows = await db.query(USE_CHALLENGE, [id, clock.now(), options.maxFailures ?? 1]);
+  const rows = await db.query(USE_CHALLENGE, [id, clock.now(), options.maxFailures ?? DEFAULT_MAX_FAILURES]);
   return rows.length > 0;
 }
 
@@ -197,7 +199,7 @@ export async function useChallengeWithPasskey(db: Queryable, clock: Clock, chall
       text: `WITH used AS (${USE_CHALLENGE_SQL})
              UPDATE passkeys SET counter = $6, last_used_at = $2 WHERE id = $4 AND counter = $5 AND EXISTS (SELECT 1 FROM used) RETURNING 1`,
     },
-    [challengeId, clock.now(), 1, passkey.id, passkey.seenCounter, passkey.newCounter],
+    [challengeId, clock.now(), DEFAULT_MAX_FAILURES, passkey.id, passkey.seenCounter, passkey.newCounter],
   );
   return rows.length > 0;
 }
