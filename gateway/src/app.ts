@@ -13,7 +13,18 @@ import { mountRest } from './routes/rest.ts';
 import { mountTrpc } from './routes/trpc.ts';
 import { mountWebhooks } from './routes/webhooks.ts';
 
-export type Gateway = { app: Koa; startDraining(): void };
+export type Gateway = {
+  app: Koa;
+  startDraining(): void;
+  /**
+   * Resolves once no request is being handled. Closing the server waits only for
+   * connections: a handler whose client hung up keeps running after its socket is gone,
+   * and the database must stay open until it has finished.
+   */
+  settled(): Promise<void>;
+  /** Requests being handled now, the clients of some of them perhaps gone. */
+  inFlight(): number;
+};
 
 const API_PATH = /^\/(?:api\/v1|trpc)\//;
 
@@ -38,6 +49,8 @@ function responseHeaders(config: Deps['config']) {
  */
 export function createGateway(deps: Deps): Gateway {
   let draining = false;
+  let inFlight = 0;
+  const onSettled: Array<() => void> = [];
   const app = new Koa();
   if (deps.config.trustedProxies > 0) {
     // ctx.ip becomes the address the outermost trusted proxy saw, never a client's own claim.
@@ -62,7 +75,12 @@ export function createGateway(deps: Deps): Gateway {
   // First, so that every answer has them, the error handler's and a refused request's too.
   app.use(responseHeaders(deps.config));
   app.use(async (ctx, next) => {
-    await next();
+    inFlight++;
+    try {
+      await next();
+    } finally {
+      if (--inFlight === 0 && onSettled.length) for (const resolve of onSettled.splice(0)) resolve();
+    }
     // While draining, answers tell clients to reconnect elsewhere instead of reusing the socket.
     if (draining) ctx.set('Connection', 'close');
   });
@@ -83,5 +101,10 @@ export function createGateway(deps: Deps): Gateway {
     throw new AppError('NOT_FOUND', `No route for ${ctx.method} ${ctx.path}.`);
   });
   app.on('error', (error) => deps.logger.error({ err: error }, 'koa error'));
-  return { app, startDraining: () => (draining = true) };
+  return {
+    app,
+    startDraining: () => (draining = true),
+    settled: () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => onSettled.push(resolve))),
+    inFlight: () => inFlight,
+  };
 }

@@ -1,7 +1,7 @@
 import { createServer, STATUS_CODES, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { createDeps, errorBody, startWorker, type Config, type Deps, type DepsOverrides, type ErrorCode, type Worker } from '../../server/src/index.ts';
-import { createGateway } from './app.ts';
+import { createGateway, type Gateway } from './app.ts';
 import { startWorkerHealth } from './worker-health.ts';
 
 export type Role = 'all' | 'gateway' | 'worker';
@@ -46,12 +46,11 @@ export async function startService(config: Config, role: Role, overrides: DepsOv
   const worker = role === 'gateway' ? undefined : await startWorker(deps, { withGateway: role === 'all' });
   let server: Server | undefined;
   let url: string | undefined;
-  let drain = () => {};
+  let gateway: Gateway | undefined;
   let draining = false;
   const health = role === 'worker' && config.healthPort !== undefined ? await startWorkerHealth(deps, config.healthPort, () => draining) : undefined;
   if (role !== 'worker') {
-    const gateway = createGateway(deps);
-    drain = gateway.startDraining;
+    gateway = createGateway(deps);
     server = createServer(
       {
         requestTimeout: config.requestTimeoutMs,
@@ -82,13 +81,18 @@ export async function startService(config: Config, role: Role, overrides: DepsOv
     stop() {
       stopping ??= (async () => {
         draining = true;
-        drain();
-        if (server) {
+        gateway?.startDraining();
+        if (server && gateway) {
           const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
           // Keep-alive sockets that go idle after their last answer would hold close() open.
           const sweep = setInterval(() => server!.closeIdleConnections(), 100);
           server.closeIdleConnections();
           await closed.finally(() => clearInterval(sweep));
+          const left = gateway.inFlight();
+          if (left > 0) {
+            deps.logger.info({ requests: left }, 'waiting for requests whose clients hung up to finish');
+            await gateway.settled();
+          }
         }
         await worker?.stop();
         health?.closeAllConnections();
