@@ -1,10 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { spawnService, waitUntilReady } from './helpers/process.ts';
+import { openSocket } from './helpers/raw-http.ts';
 import { freePort, request } from './helpers/service.ts';
+import { eventually } from './helpers/wait.ts';
 
 const lifecycle = suite('service process lifecycle');
 let database: TestDatabase;
@@ -37,16 +40,28 @@ lifecycle('starts without secrets in development, generating them into DATA_DIR 
 lifecycle('SIGTERM lets an in-flight request finish, then exits 0', async () => {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const service = spawnService({ ...database.env, PORT: String(port), HOST: '127.0.0.1', RATE_LIMITS: 'off' });
+  const metricsToken = 'lifecycle-metrics-token';
+  const service = spawnService({ ...database.env, PORT: String(port), HOST: '127.0.0.1', RATE_LIMITS: 'off', METRICS_TOKEN: metricsToken });
   await waitUntilReady(`${base}/readyz`, service);
-  // Registration hashes a password with argon2: long enough to be in flight at the signal.
-  const inFlight = request(base, 'POST', '/api/v1/auth/register', {
-    json: { email: 'in-flight@example.com', password: 'a long enough password', name: 'In Flight' },
-  });
-  await new Promise((resolve) => setTimeout(resolve, 5));
+  // The body is held back until the service counts the request as in flight (besides the
+  // scrape that asks): the signal then surely comes while it is being handled.
+  const { hostname } = new URL(base);
+  const socket = await openSocket(hostname, port);
+  const body = JSON.stringify({ email: 'in-flight@example.com', password: 'a long enough password', name: 'In Flight' });
+  socket.write(`POST /api/v1/auth/register HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
+  await eventually(
+    'the register request to be in flight',
+    async () => {
+      const scraped = await request(base, 'GET', '/metrics', { headers: { authorization: `Bearer ${metricsToken}` } });
+      return Number(/^http_requests_in_flight (\S+)$/m.exec(scraped.text)?.[1]) === 2;
+    },
+    10_000,
+  );
+  const inFlight = answerOf(socket);
   service.child.kill('SIGTERM');
-  const answer = await inFlight;
-  assert.is(answer.status, 201, 'the request that was in flight got its answer');
+  await eventually('the service to start draining', () => /shutting down/.test(service.output()), 10_000);
+  socket.write(body);
+  assert.match(await inFlight, /^HTTP\/1\.1 201 /, 'the request that was in flight got its answer');
   assert.is(await service.exited, 0);
   assert.match(service.output(), /shutting down/);
   assert.match(service.output(), /"msg":"stopped"/);
@@ -98,5 +113,16 @@ lifecycle('the separate roles refuse the embedded database, which serves one pro
   assert.is(await service.exited, 1);
   assert.match(service.output(), 'set DATABASE_URL');
 });
+
+/** Everything the server writes on `socket` until it closes it. */
+function answerOf(socket: Socket): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (text += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(text));
+  });
+}
 
 lifecycle.run();

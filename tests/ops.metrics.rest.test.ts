@@ -5,6 +5,7 @@ import { QUEUES } from '../server/src/jobs.ts';
 import { AUTH_RATE_RULES } from '../server/src/router.ts';
 import { AUTH, PASSWORD, assertError, bearer, login, loginFrom, me, registerAndVerify, registerForToken, requestFrom } from './helpers/auth.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
+import { openSocket } from './helpers/raw-http.ts';
 import { eventually } from './helpers/wait.ts';
 import { post, startWithOwner, stripeEvent, stripeHeaders, unixNow } from './helpers/webhook-fixtures.ts';
 
@@ -90,6 +91,7 @@ test('200 with the token: Prometheus text, every metric of the contract, process
     ['inbox_deliveries', 'gauge'],
     ['inbox_oldest_pending_seconds', 'gauge'],
     ['job_failures_total', 'counter'],
+    ['http_requests_in_flight', 'gauge'],
     ['logins_total', 'counter'],
     ['rate_limit_refusals_total', 'counter'],
     ['process_cpu_seconds_total', 'counter'],
@@ -139,6 +141,17 @@ test('route labels are patterns: never an id, a key, a token, a query string or 
   for (const leak of [sessionId, unknownId, 'query-secret-in-the-url', ...secrets]) {
     assert.not.ok(text.includes(leak), `the metrics contain ${leak.slice(0, 12)}`);
   }
+});
+
+test('requests in flight: the scrape itself, and a request whose body is still coming until its client hangs up', async ({ service }) => {
+  assert.is(valueOf(await scrape(service), 'http_requests_in_flight'), 1, 'the scrape alone');
+  const { hostname, port } = new URL(service.url);
+  const socket = await openSocket(hostname, Number(port));
+  socket.on('error', () => {});
+  socket.write(`POST ${AUTH}/login HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email":`);
+  await eventually('the half-sent login to count', async () => valueOf(await scrape(service), 'http_requests_in_flight') === 2, 10 * SECOND);
+  socket.destroy();
+  await eventually('the login to be done with', async () => valueOf(await scrape(service), 'http_requests_in_flight') === 1, 10 * SECOND);
 });
 
 test('webhook deliveries by provider and outcome: accepted, duplicate, rejected', async ({ service, siteKey }) => {

@@ -51,6 +51,7 @@ export function createGateway(deps: Deps): Gateway {
   let draining = false;
   let inFlight = 0;
   const onSettled: Array<() => void> = [];
+  deps.metrics.readRequestsInFlightFrom(() => inFlight);
   const app = new Koa();
   if (deps.config.trustedProxies > 0) {
     // ctx.ip becomes the address the outermost trusted proxy saw, never a client's own claim.

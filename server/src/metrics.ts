@@ -41,6 +41,8 @@ export type Metrics = {
   countEventDelivery(type: string, outcome: EventOutcome): void;
   /** Where the age of the oldest pending event delivery is read from (handed over like the inbox's). */
   readEventsFrom(source: () => Promise<Date | null>): void;
+  /** Where the number of requests being handled is read from: the gateway counts them. */
+  readRequestsInFlightFrom(source: () => number): void;
 };
 
 const INBOX_STATES = ['received', 'processed', 'ignored', 'dead'] as const;
@@ -93,6 +95,15 @@ export function createMetrics(options: { clock: Clock; logger: Logger }): Metric
     labelNames: ['rule'] as const,
     registers,
   });
+  let requestsInFlight: (() => number) | undefined;
+  new Gauge({
+    name: 'http_requests_in_flight',
+    help: 'HTTP requests being handled now, this scrape included, those whose clients hung up too.',
+    registers,
+    collect() {
+      if (requestsInFlight) this.set(requestsInFlight());
+    },
+  });
   const inbox = registerInboxGauges(registry, options);
   const eventDeliveries = new Counter({
     name: 'event_deliveries_total',
@@ -129,6 +140,7 @@ export function createMetrics(options: { clock: Clock; logger: Logger }): Metric
     readInboxFrom: inbox.readFrom,
     countEventDelivery: (type, outcome) => eventDeliveries.inc({ type, outcome }),
     readEventsFrom: oldestPendingEvent.readFrom,
+    readRequestsInFlightFrom: (source) => (requestsInFlight = source),
   };
 }
 
