@@ -12,7 +12,7 @@ import { verifyStripe } from '../server/src/webhooks/schemes/stripe.ts';
 import { verifyTelegram } from '../server/src/webhooks/schemes/telegram.ts';
 import { verifyViber } from '../server/src/webhooks/schemes/viber.ts';
 import { PayloadError, parseJsonObject } from '../server/src/webhooks/shared/payload.ts';
-import { SignatureError, headerValue, safeEqualHex, type SignatureFailure } from '../server/src/webhooks/shared/signature.ts';
+import { SignatureError, digestMatchesHex, headerValue, type SignatureFailure } from '../server/src/webhooks/shared/signature.ts';
 
 // ---------------------------------------------------------------- fixtures
 
@@ -104,8 +104,20 @@ test('shared: constant-time comparisons tolerate length differences', () => {
   assert.ok(safeEqual('abc', 'abc'));
   assert.not.ok(safeEqual('abc', 'abcd'));
   assert.not.ok(safeEqual('', 'a'));
-  assert.ok(safeEqualHex('ABCDEF', 'abcdef'));
-  assert.not.ok(safeEqualHex('ab', 'abab'));
+});
+
+test('shared: a digest matches its hex in either case, and nothing that is not 64 hex digits', () => {
+  const digest = createHmac('sha256', 'key').update('body').digest();
+  const hex = digest.toString('hex');
+  assert.ok(digestMatchesHex(digest, hex));
+  assert.ok(digestMatchesHex(digest, hex.toUpperCase()));
+  assert.not.ok(digestMatchesHex(digest, `${hex.slice(0, 63)}${hex[63] === '0' ? '1' : '0'}`), 'one digit off');
+  assert.not.ok(digestMatchesHex(digest, hex.slice(0, 62)), 'shorter');
+  assert.not.ok(digestMatchesHex(digest, `${hex}00`), 'longer');
+  // Buffer.from(…, 'hex') stops at the first non-hex digit: such a candidate must not match
+  // by the digits before it.
+  assert.not.ok(digestMatchesHex(digest, `${hex.slice(0, 62)}zz`), 'not hex');
+  assert.not.ok(digestMatchesHex(digest, ''));
 });
 
 test('shared: parseJsonObject strips a BOM and rejects non-objects', () => {

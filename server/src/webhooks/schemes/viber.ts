@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { decodeJsonText, integerField, isRecord, parseJsonObject, readFields, stringField } from '../shared/payload.ts';
-import { SignatureError, hmacSha256Hex, isSha256Hex, requireHeader, safeEqualHex, type WebhookHeaders } from '../shared/signature.ts';
+import { SignatureError, digestMatchesHex, hmacSha256, isSha256Hex, requireHeader, type WebhookHeaders } from '../shared/signature.ts';
 
 const VIBER_SIGNATURE_HEADER = 'x-viber-content-signature';
 
@@ -28,7 +28,7 @@ export function verifyViber(raw: Buffer, headers: WebhookHeaders, botToken: stri
   const presented = requireHeader(headers, VIBER_SIGNATURE_HEADER);
   if (!isSha256Hex(presented)) throw new SignatureError('malformed');
   // An empty token would make the HMAC key public; it never counts as configured.
-  if (botToken.length === 0 || !safeEqualHex(hmacSha256Hex(botToken, raw), presented)) {
+  if (botToken.length === 0 || !digestMatchesHex(hmacSha256(botToken, raw), presented)) {
     throw new SignatureError('mismatch');
   }
   return parseViberEvent(raw);

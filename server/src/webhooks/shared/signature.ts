@@ -1,5 +1,4 @@
-import { createHmac } from 'node:crypto';
-import { safeEqual } from '../../lib/crypto.ts';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** Node's IncomingHttpHeaders: names are lower-case, a repeated header may arrive as an array. */
 export type WebhookHeaders = Record<string, string | string[] | undefined>;
@@ -28,20 +27,27 @@ export function requireHeader(headers: WebhookHeaders, name: string): string {
   return value;
 }
 
-/** Hex digests compare case-insensitively, like the providers' own libraries accept. */
-export function safeEqualHex(expectedHex: string, candidateHex: string): boolean {
-  return safeEqual(expectedHex.toLowerCase(), candidateHex.toLowerCase());
-}
+const SHA256_HEX = /^[0-9a-f]{64}$/i;
 
 export function isSha256Hex(value: string): boolean {
-  return /^[0-9a-f]{64}$/i.test(value);
+  return SHA256_HEX.test(value);
 }
 
-/** Hex HMAC-SHA256 over the concatenation of the parts, raw bytes kept as they are. */
-export function hmacSha256Hex(secret: string, ...parts: Array<string | Buffer>): string {
+/**
+ * Whether `candidateHex` is the hex of the SHA-256 digest `expected`, in either letter case
+ * as the providers' own libraries accept. Compared as bytes in constant time: once the
+ * candidate is known to be 64 hex digits both sides are 32 bytes, and that says nothing
+ * about the secret.
+ */
+export function digestMatchesHex(expected: Buffer, candidateHex: string): boolean {
+  return isSha256Hex(candidateHex) && timingSafeEqual(expected, Buffer.from(candidateHex, 'hex'));
+}
+
+/** HMAC-SHA256 over the concatenation of the parts, raw bytes kept as they are. */
+export function hmacSha256(secret: string, ...parts: Array<string | Buffer>): Buffer {
   const hmac = createHmac('sha256', secret);
   for (const part of parts) hmac.update(part);
-  return hmac.digest('hex');
+  return hmac.digest();
 }
 
 /** How a provider writes a timestamped HMAC header: `ts=…;h1=…` (Paddle), `t=…,v1=…` (Stripe). */
@@ -76,8 +82,8 @@ export function verifyTimestampedHmac(raw: Buffer, headers: WebhookHeaders, sche
   const seconds = parseUnixSeconds(timestamps[0]);
   let matched = false;
   for (const secret of secrets.filter((s) => s.length > 0)) {
-    const expected = hmacSha256Hex(secret, `${timestamps[0]}${scheme.joiner}`, raw);
-    for (const candidate of signatures) matched = safeEqualHex(expected, candidate) || matched;
+    const expected = hmacSha256(secret, `${timestamps[0]}${scheme.joiner}`, raw);
+    for (const candidate of signatures) matched = digestMatchesHex(expected, candidate) || matched;
   }
   if (!matched) throw new SignatureError('mismatch');
   assertFresh(seconds, now, scheme.toleranceSeconds);
