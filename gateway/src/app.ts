@@ -68,7 +68,7 @@ export function createGateway(deps: Deps): Gateway {
   const restRoutes = mountRest(router, deps);
   // REST too, but a stream: not one of trpc-to-openapi's JSON answers.
   mountAuditExport(router, deps);
-  mountWebhooks(router, deps);
+  const webhookRoutes = mountWebhooks(router, deps);
   mountPages(router, deps);
 
   app.use(requestContext(deps));
@@ -90,6 +90,7 @@ export function createGateway(deps: Deps): Gateway {
   app.use(createCors(deps.config));
   app.use(refuseControlCharacters());
   app.use(restRoutes);
+  app.use(webhookRoutes);
   app.use(router.routes());
   app.use(async (ctx) => {
     // Reached only when no route answered: a known path with another method is a 405.
