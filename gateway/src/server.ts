@@ -1,6 +1,6 @@
 import { createServer, STATUS_CODES, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { createDeps, errorBody, startWorker, type Config, type Deps, type DepsOverrides, type ErrorCode, type Worker } from '../../server/src/index.ts';
+import { createDeps, errorBody, startWorker, warnWithoutAutovacuum, type Config, type Deps, type DepsOverrides, type ErrorCode, type Worker } from '../../server/src/index.ts';
 import { createGateway, type Gateway } from './app.ts';
 import { startWorkerHealth } from './worker-health.ts';
 
@@ -43,6 +43,9 @@ export type RunningService = {
  */
 export async function startService(config: Config, role: Role, overrides: DepsOverrides = {}): Promise<RunningService> {
   const deps = await createDeps(config, { superviseQueue: role !== 'gateway', authCache: role !== 'worker', ...overrides });
+  // Said by the service's processes, not by a command of the CLI. The embedded database is
+  // for development: its tables never grow large enough to matter.
+  if (!deps.db.embedded) await warnWithoutAutovacuum(deps.db, deps.logger);
   const worker = role === 'gateway' ? undefined : await startWorker(deps, { withGateway: role === 'all' });
   let server: Server | undefined;
   let url: string | undefined;

@@ -1,6 +1,5 @@
 import { availableParallelism } from 'node:os';
 import type { Config } from './config.ts';
-import { warnWithoutAutovacuum } from './lib/autovacuum-check.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createSecretBox, deriveKey, type SecretBox } from './lib/crypto.ts';
 import { createDatabase, type Db } from './lib/db.ts';
@@ -85,8 +84,6 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     const secretBox = createSecretBox(config.dataKeys);
     await migrate(db, logger, { secretBox, dataKeys: config.dataKeys });
     await checkDataKeys(db, secretBox, clock, logger);
-    // The embedded database is for development: its tables never grow large enough to matter.
-    if (!db.embedded) await warnWithoutAutovacuum(db, logger);
     const queue = await startQueue({ db, logger, supervise: overrides.superviseQueue ?? true, queues: QUEUE_POLICIES });
     const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
     // Leave one core to the event loop: argon2 on every core starves request handling.

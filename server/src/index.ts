@@ -34,6 +34,7 @@ export { describeStartFailure, isStartFailure } from './roles/start-failure.ts';
 export { createDatabase, isDatabaseUnavailable, type Db, type Queryable } from './lib/db.ts';
 export { MIGRATIONS, migrationsApplied } from './migrations/index.ts';
 export { appliedMigrations } from './lib/migration-status.ts';
+export { warnWithoutAutovacuum } from './lib/autovacuum-check.ts';
 
 // Webhooks: the registry of providers, the intake that keeps a verified delivery, the inbox's counts.
 export { PROVIDERS } from './webhooks/registry.ts';
