@@ -1,5 +1,11 @@
 /** What bench/serve.ts prints as its one `ready` line, and the commands it answers over IPC. */
 
+/**
+ * The service's log level in the bench: the level the targets were set at. The image's
+ * default, `info`, adds a line per request (docs/OPERATIONS.md, Logs); the report says which.
+ */
+export const SERVICE_LOG_LEVEL = 'warn';
+
 export type SeededAccount = { email: string; password: string; apiKey: string; token: string };
 
 /** A client site whose payment webhooks the ingest scenario delivers to. */

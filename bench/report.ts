@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Measurement } from './measurement.ts';
+import { SERVICE_LOG_LEVEL } from './protocol.ts';
 import { referencesOf, type Scenario } from './scenarios.ts';
 import { BASELINE, resultsFor, type Results, type RunResults } from './targets.ts';
 
@@ -54,7 +55,7 @@ export function formatReport(scenarios: Scenario[], run: RunResults, facts: RunF
   const bare = [...run.values()].flatMap((result) => result.references.get(BASELINE)?.rate ?? []);
   const range = bare.length ? ` (bare handler: ${rounded(Math.min(...bare))} to ${rounded(Math.max(...bare))} req/s)` : '';
   return [
-    `\`npm run bench\` on ${facts.date}: Node ${facts.node}, ${facts.cpus} CPUs (${facts.cpuModel}), PostgreSQL at DATABASE_URL, ${facts.connections} connections.`,
+    `\`npm run bench\` on ${facts.date}: Node ${facts.node}, ${facts.cpus} CPUs (${facts.cpuModel}), PostgreSQL at DATABASE_URL, ${facts.connections} connections; the service at LOG_LEVEL=${SERVICE_LOG_LEVEL}.`,
     `Each scenario runs ${rounds} rounds of ${seconds} s, each right after a ${referenceSeconds} s sample of what its targets compare it with`,
     `(the bare handler; for login the hash ceiling; for /me under logins /me alone), so that other load on the machine weighs on`,
     `both alike${range}. Each row shows its median round.`,

@@ -16,7 +16,7 @@ import { adminService, eventsAdminService, emitEvent, loadConfig } from '../serv
 import { startBareServer } from './bare.ts';
 import { startIngestFloor } from './ingest-floor.ts';
 import { measureHashCeiling } from './hash-ceiling.ts';
-import type { Command, Reply, ServiceInfo } from './protocol.ts';
+import { SERVICE_LOG_LEVEL, type Command, type Reply, type ServiceInfo } from './protocol.ts';
 import { seedAccount, seedDownBacklog, seedSite } from './seed.ts';
 
 type CommandHandler = (service: RunningService, args: Record<string, unknown>) => Promise<unknown>;
@@ -163,7 +163,7 @@ function benchConfig(dataDir: string, smtpUrl: string) {
     JWT_SECRET: randomBytes(32).toString('hex'),
     DATA_KEY: randomBytes(32).toString('hex'),
     RATE_LIMITS: 'off',
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: SERVICE_LOG_LEVEL,
   });
 }
 
