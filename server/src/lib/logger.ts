@@ -29,12 +29,6 @@ const REDACT_PATHS = [
   'res.headers["set-cookie"]',
 ];
 
-/**
- * A logger writing to `destination`, or to stdout off the event loop: each request logs a
- * line at `info`, and a synchronous write per line cost `/me` 14% to 17% of its rate where
- * these cost 8% (docs/OPERATIONS.md, Logs). pino writes what still waits when the process
- * exits.
- */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino(
     {
@@ -44,6 +38,6 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
     },
-    destination ?? pino.destination({ dest: 1, sync: false }),
+    destination,
   );
 }
