@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, existsSync, openSync, readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -65,6 +66,36 @@ lifecycle('SIGTERM lets an in-flight request finish, then exits 0', async () => 
   assert.is(await service.exited, 0);
   assert.match(service.output(), /shutting down/);
   assert.match(service.output(), /"msg":"stopped"/);
+});
+
+lifecycle('a reader of stdout that stops reading holds up no request: log lines wait off the event loop', async () => {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  // A FIFO nobody reads: once its 64 KiB are full, a write to it blocks. Opened for reading
+  // and writing so that opening it does not wait for a reader.
+  const fifo = join(database.env.DATA_DIR, 'stdout.fifo');
+  execFileSync('mkfifo', [fifo]);
+  const stdout = openSync(fifo, constants.O_RDWR);
+  const service = spawnService({ ...database.env, PORT: String(port), HOST: '127.0.0.1', RATE_LIMITS: 'off' }, 'all', { stdout });
+  try {
+    await waitUntilReady(`${base}/readyz`, service);
+    // Each answer logs a line of about 200 bytes: 1 MB in all, sixteen times what the FIFO holds.
+    let sent = 0;
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        while (sent < 5_000) {
+          sent++;
+          const response = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(10_000) });
+          assert.is(response.status, 200);
+          await response.arrayBuffer();
+        }
+      }),
+    );
+  } finally {
+    service.child.kill('SIGKILL');
+    await service.exited;
+    closeSync(stdout);
+  }
 });
 
 lifecycle('a restart on the same DATA_DIR keeps accounts, sessions and the generated secrets', async () => {

@@ -18,6 +18,8 @@ export type ServiceProcess = {
 export type SpawnOptions = {
   /** In a process group of its own, so `process.kill(-child.pid, signal)` reaches all of it, as a supervisor's kill would. */
   detached?: boolean;
+  /** A file descriptor for its stdout instead of a pipe read into `output()` (which then holds stderr alone). */
+  stdout?: number;
 };
 
 /**
@@ -41,7 +43,7 @@ export function spawnScript(entry: string, args: string[], env: Record<string, s
   const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', options.stdout ?? 'pipe', 'pipe'],
     detached: options.detached ?? false,
   });
   return watch(child);
@@ -50,7 +52,7 @@ export function spawnScript(entry: string, args: string[], env: Record<string, s
 function watch(child: ChildProcess): ServiceProcess {
   let output = '';
   let errors = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => {
     output += chunk;
     errors += chunk;
@@ -76,7 +78,12 @@ export async function buildService(): Promise<{ dir: string; remove(): void }> {
 /** A built entry point run exactly as the image's CMD runs it: `node <file>`, no npm, no tsx. */
 export function spawnBuilt(file: string, args: string[], env: Record<string, string>, options: SpawnOptions = {}): ServiceProcess {
   return watch(
-    spawn(process.execPath, [file, ...args], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false }),
+    spawn(process.execPath, [file, ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', options.stdout ?? 'pipe', 'pipe'],
+      detached: options.detached ?? false,
+    }),
   );
 }
 
