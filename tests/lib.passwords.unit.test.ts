@@ -91,7 +91,7 @@ test('a thread holds its next job: it runs it while the event loop is blocked, n
   }
 });
 
-test('close fails every job it ends, the queued ones included; the hasher starts again on the next', async () => {
+test('close fails every job it ends, the queued ones included, a verification too; the hasher starts again on the next', async () => {
   const hasher = await createPasswordHasher({ concurrency: 1 });
   const jobs = Array.from({ length: 5 }, (_, n) => hasher.hash(`closed before its turn ${n}`).then(
     () => 'hashed',
@@ -100,6 +100,14 @@ test('close fails every job it ends, the queued ones included; the hasher starts
   await hasher.close();
   const outcomes = await Promise.all(jobs);
   assert.ok(outcomes.slice(2).every((outcome) => outcome === 'the password hasher was closed'), `queued jobs fail: ${outcomes.join(', ')}`);
+  const stored = await hasher.hash('closed under its verification');
+  const verification = hasher.verify(stored, 'closed under its verification').then(
+    (matched) => matched,
+    (error: Error) => error.message,
+  );
+  await hasher.close();
+  // Held by its thread, it ends with the thread: an error, not a mismatch.
+  assert.is(await verification, 'a hashing thread exited');
   assert.match(await hasher.hash('after the close'), /^\$argon2id\$/);
   await hasher.close();
 });
@@ -118,9 +126,18 @@ test('a thread that dies fails the jobs it held; the queued ones run on its repl
         void this.terminate();
       }
     };
-    const outcomes = await Promise.all([0, 1, 2].map(() => hasher.verify(stored, 'the thread dies under it')));
+    const outcomes = await Promise.all(
+      [0, 1, 2].map(() =>
+        hasher.verify(stored, 'the thread dies under it').then(
+          (matched) => matched,
+          (error: Error) => error.message,
+        ),
+      ),
+    );
     Worker.prototype.postMessage = post;
-    assert.equal(outcomes, [false, false, true], 'the two it held fail (a failed verify is false), the third runs');
+    // A lost thread is our failure, not a wrong password: the caller answers with an error
+    // instead of telling the user their password is wrong and counting it against them.
+    assert.equal(outcomes, ['a hashing thread exited', 'a hashing thread exited', true], 'the two it held fail, the third runs');
     assert.is(await hasher.verify(stored, 'the thread dies under it'), true);
   } finally {
     Worker.prototype.postMessage = post;

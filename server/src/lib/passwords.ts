@@ -43,6 +43,16 @@ parentPort.on('message', ({ op, args }) => {
 `;
 
 type Job = { op: 'hash' | 'verify'; args: unknown[] };
+
+/**
+ * argon2 itself refused the job: for a verification, a stored value that is no argon2 hash.
+ * Unlike a thread that died or a hasher that was closed, that says the password does not match.
+ */
+class Argon2Refused extends Error {
+  constructor(op: Job['op']) {
+    super(`argon2 ${op} failed`);
+  }
+}
 type Reply = { value?: unknown; failed?: true };
 type Waiter = { resolve: (reply: Reply) => void; reject: (error: unknown) => void };
 
@@ -112,7 +122,7 @@ function createHashingThreads(slots: number) {
         const slot = roomiest();
         if (slot) feed(slot);
       });
-      if (reply.failed) throw new Error(`argon2 ${job.op} failed`);
+      if (reply.failed) throw new Argon2Refused(job.op);
       return reply.value as T;
     },
     async close() {
@@ -137,7 +147,13 @@ export async function createPasswordHasher(options: { concurrency: number; cost?
   const argon2Options = { ...(options.cost ?? PASSWORD_COST), parallelism: 1 };
   const threads = createHashingThreads(options.concurrency);
   const dummyHash = await hash(randomToken(), argon2Options);
-  const verifyOnce = (stored: string, password: string) => threads.run<boolean>({ op: 'verify', args: [stored, password] }).catch(() => false);
+  // Only argon2's own refusal is a mismatch: a thread that died or a hasher closed under the
+  // job is a failure of ours, not a wrong password to tell the user and count against them.
+  const verifyOnce = (stored: string, password: string) =>
+    threads.run<boolean>({ op: 'verify', args: [stored, password] }).catch((error: unknown) => {
+      if (error instanceof Argon2Refused) return false;
+      throw error;
+    });
   const check = async (stored: string, password: string) => {
     const normalized = password.normalize('NFC');
     if (await verifyOnce(stored, normalized)) return true;
