@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { autovacuumState, CHURNING_TABLES } from '../server/src/lib/autovacuum-check.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
-// Every process warns at start when PostgreSQL will not vacuum the tables that churn
+// Every service process warns at start when PostgreSQL will not vacuum the tables that churn
 // (docs/DEPLOY.md, Sizing): without it they grow and their statistics go stale. A database
 // server only: the embedded database is for development, and is not checked.
 
