@@ -92,6 +92,7 @@ test('200 with the token: Prometheus text, every metric of the contract, process
     ['inbox_oldest_pending_seconds', 'gauge'],
     ['job_failures_total', 'counter'],
     ['http_requests_in_flight', 'gauge'],
+    ['log_lines_dropped_total', 'counter'],
     ['logins_total', 'counter'],
     ['rate_limit_refusals_total', 'counter'],
     ['process_cpu_seconds_total', 'counter'],

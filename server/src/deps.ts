@@ -4,7 +4,7 @@ import { systemClock, type Clock } from './lib/clock.ts';
 import { createSecretBox, deriveKey, type SecretBox } from './lib/crypto.ts';
 import { createDatabase, type Db } from './lib/db.ts';
 import { createJwtSigner, type JwtSigner } from './lib/jwt.ts';
-import { createLogger, type Logger } from './lib/logger.ts';
+import { createLogger, stdoutLogDestination, type Logger } from './lib/logger.ts';
 import { createMailer, type Mailer } from './lib/mailer.ts';
 import { createOAuthClients, type OAuthClients } from './lib/oauth-clients.ts';
 import { createPasswordHasher, type PasswordCost, type PasswordHasher } from './lib/passwords.ts';
@@ -75,10 +75,12 @@ export type DepsOverrides = Partial<Pick<Deps, 'logger' | 'clock'>> & {
 
 /** The only place that builds connections and clients; everything else receives them. */
 export async function createDeps(config: Config, overrides: DepsOverrides = {}): Promise<Deps> {
-  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const destination = overrides.logger ? undefined : stdoutLogDestination();
+  const logger = overrides.logger ?? createLogger(config.logLevel, destination);
   const clock = overrides.clock ?? systemClock;
   for (const warning of config.warnings) logger.warn(warning);
   const metrics = createMetrics({ clock, logger });
+  destination?.on('drop', () => metrics.countDroppedLogLine());
   const db = await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: config.databasePoolSize, logger });
   try {
     const secretBox = createSecretBox(config.dataKeys);

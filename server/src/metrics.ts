@@ -43,6 +43,8 @@ export type Metrics = {
   readEventsFrom(source: () => Promise<Date | null>): void;
   /** Where the number of requests being handled is read from: the gateway counts them. */
   readRequestsInFlightFrom(source: () => number): void;
+  /** A log line dropped because too much was waiting to be written (lib/logger.ts). */
+  countDroppedLogLine(): void;
 };
 
 const INBOX_STATES = ['received', 'processed', 'ignored', 'dead'] as const;
@@ -104,6 +106,11 @@ export function createMetrics(options: { clock: Clock; logger: Logger }): Metric
       if (requestsInFlight) this.set(requestsInFlight());
     },
   });
+  const droppedLogLines = new Counter({
+    name: 'log_lines_dropped_total',
+    help: 'Log lines dropped because stdout was not read and 16 MiB of lines were waiting.',
+    registers,
+  });
   const inbox = registerInboxGauges(registry, options);
   const eventDeliveries = new Counter({
     name: 'event_deliveries_total',
@@ -141,6 +148,7 @@ export function createMetrics(options: { clock: Clock; logger: Logger }): Metric
     countEventDelivery: (type, outcome) => eventDeliveries.inc({ type, outcome }),
     readEventsFrom: oldestPendingEvent.readFrom,
     readRequestsInFlightFrom: (source) => (requestsInFlight = source),
+    countDroppedLogLine: () => droppedLogLines.inc(),
   };
 }
 

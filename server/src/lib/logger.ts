@@ -29,6 +29,19 @@ const REDACT_PATHS = [
   'res.headers["set-cookie"]',
 ];
 
+/**
+ * At most this much of the log waits to be written. pino writes stdout off the event loop,
+ * so a reader of stdout that stops reading (a stalled log driver) holds up no request, but
+ * the lines then wait in memory: past this bound, later lines are dropped (and counted,
+ * `log_lines_dropped_total`) rather than held until the process runs out of memory.
+ */
+const WAITING_LOG_BYTES = 16 * 1024 * 1024;
+
+/** The service's stdout for its log lines, written off the event loop, with at most `maxBytes` waiting; it emits `drop` for each line dropped. */
+export function stdoutLogDestination(options: { fd?: number; maxBytes?: number } = {}) {
+  return pino.destination({ dest: options.fd ?? 1, sync: false, maxLength: options.maxBytes ?? WAITING_LOG_BYTES });
+}
+
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
   return pino(
     {
