@@ -53,6 +53,7 @@ class Argon2Refused extends Error {
     super(`argon2 ${op} failed`);
   }
 }
+
 type Reply = { value?: unknown; failed?: true };
 type Waiter = { resolve: (reply: Reply) => void; reject: (error: unknown) => void };
 
