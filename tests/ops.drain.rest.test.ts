@@ -41,7 +41,8 @@ if (process.env.DATABASE_URL) {
     login.end(body);
     await eventually(
       'the login to wait on the lock',
-      async () => (await database.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO sessions%'`)).rowCount,
+      async () =>
+        (await database.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO sessions%'`)).rowCount,
       10_000,
     );
 
