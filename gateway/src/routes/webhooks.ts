@@ -46,8 +46,9 @@ export function mountWebhooks(router: Router, deps: Deps): Koa.Middleware {
 
   const deliveries = new Router();
   for (const provider of PROVIDERS) {
-    router.post(provider.route, endpoint(provider));
-    deliveries.post(provider.route, endpoint(provider));
+    const answer = endpoint(provider);
+    router.post(provider.route, answer);
+    deliveries.post(provider.route, answer);
   }
   const answerDelivery = deliveries.routes();
   return (ctx, next) => (ctx.method === 'POST' ? answerDelivery(ctx as Parameters<typeof answerDelivery>[0], next) : next());
