@@ -92,7 +92,8 @@ const COMMANDS: Record<string, CommandHandler> = {
   // Jobs the worker has yet to finish (reset mails of the forgot scenarios, webhook effects):
   // a scenario that measures the worker starts when they are done.
   'jobs-waiting': async (service) => {
-    const [row] = await service.deps.db.query<{ waiting: string }>(`SELECT count(*) AS waiting FROM pgboss.job WHERE state IN ('created', 'retry', 'active')`);
+    const [row] = await service.deps.db.query<{ waiting: string }>(`SELECT (SELECT count(*) FROM pgboss.job WHERE state IN ('created', 'retry', 'active'))
+            + (SELECT count(*) FROM webhook_inbox WHERE state = 'received') AS waiting`);
     return Number(row.waiting);
   },
   // The soak's readings: the process's resident memory, and an operator's replay of the newest delivery.

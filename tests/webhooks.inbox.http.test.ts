@@ -2,7 +2,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { QUEUES } from '../server/src/jobs.ts';
-import { dispatchInbox } from '../server/src/webhooks/inbox/dispatcher.ts';
 import { sweepInbox } from '../server/src/webhooks/inbox/sweeper.ts';
 import { createInboxWriter } from '../server/src/webhooks/inbox/writer.ts';
 import { createSignal } from '../server/src/lib/signal.ts';
@@ -181,18 +180,73 @@ test('a delivery that uses up its retries is kept as dead, not dropped', async (
   assert.is((await row(token)).state, 'dead');
 });
 
-test('a kept delivery without a job is dispatched: a job is made and the row marked, once', async () => {
-  const { token, payload } = message('dispatched');
+/** pg-boss's jobs for an inbox row, and whether each was due later than it was made. */
+async function jobsOf(id: string) {
+  return service.deps.db.query<{ state: string; delayed: boolean }>(
+    `SELECT state, start_after >= created_on + interval '1 second' AS delayed FROM pgboss.job WHERE name = $1 AND data->>'inboxId' = $2`,
+    [QUEUES.webhook, id],
+  );
+}
+
+const enqueuedAt = async (id: string) =>
+  (await service.deps.db.query<{ enqueued_at: Date | null }>('SELECT enqueued_at FROM webhook_inbox WHERE id = $1', [id]))[0].enqueued_at;
+
+test('a kept delivery is applied straight from the inbox: no job is made for it', async () => {
+  const { token, payload } = message('applied from the inbox');
   const id = randomUUID();
+  // Kept as another process would keep it, with no commit of this one to announce it.
   await service.deps.db.query(
     `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at) VALUES ($1, 'messengertwo', $2, $3, $4, $5)`,
     [id, channelId, token, Buffer.from(payload), service.clock.now()],
   );
-  await eventually('the entry processed through a dispatched job', async () => (await row(token))?.state === 'processed', 10_000);
-  const [marked] = await service.deps.db.query<{ enqueued_at: Date | null }>('SELECT enqueued_at FROM webhook_inbox WHERE id = $1', [id]);
-  assert.ok(marked.enqueued_at, 'the row records that its job was made');
-  assert.is(await dispatchInbox(service.deps), 0, 'nothing left to dispatch');
-  assert.is(await storedTexts('dispatched'), 1);
+  const done = await eventually('the entry processed', async () => {
+    const current = await row(token);
+    return current?.state === 'processed' ? current : undefined;
+  }, 10_000);
+  assert.is(done.attempts, 1);
+  assert.is(await storedTexts('applied from the inbox'), 1);
+  assert.equal(await jobsOf(id), [], 'no job was made');
+  assert.is(await enqueuedAt(id), null, 'the row was never handed to the queue');
+});
+
+test('of a chunk taken from the inbox, the entries that apply are applied and only the failing one goes to the queue, due after the retry delay', async () => {
+  const good = [message('chunk one'), message('chunk two')];
+  const bad = { id: randomUUID(), externalId: randomUUID() };
+  const ids = good.map(() => randomUUID());
+  // One commit: the lanes see the three at once and take them in one transaction, which the
+  // unparseable billing payload makes fail.
+  await service.deps.db.transaction(async (tx) => {
+    const keep = (id: string, provider: string, scope: string, externalId: string, payload: string) =>
+      tx.query(`INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+        id, provider, scope, externalId, Buffer.from(payload), service.clock.now(),
+      ]);
+    await keep(ids[0], 'messengertwo', channelId, good[0].token, good[0].payload);
+    await keep(bad.id, 'billing', '', bad.externalId, 'not json');
+    await keep(ids[1], 'messengertwo', channelId, good[1].token, good[1].payload);
+  });
+  try {
+    const failed = await eventually('the failing entry handed to the queue', async () => {
+      const [current] = await service.deps.db.query<{ state: string; attempts: number; last_error: string | null; enqueued_at: Date | null }>(
+        'SELECT state, attempts, last_error, enqueued_at FROM webhook_inbox WHERE id = $1',
+        [bad.id],
+      );
+      return current.enqueued_at ? current : undefined;
+    }, 10_000);
+    assert.is(failed.state, 'received');
+    assert.is(failed.attempts, 1, 'its own attempt is counted, the chunk\'s is not');
+    assert.match(failed.last_error ?? '', /JSON/);
+    assert.equal(await jobsOf(bad.id), [{ state: 'created', delayed: true }]);
+    for (const [i, { token }] of good.entries()) {
+      assert.is((await row(token)).state, 'processed');
+      assert.equal(await jobsOf(ids[i]), []);
+      assert.is(await enqueuedAt(ids[i]), null);
+    }
+    assert.is(await storedTexts('chunk one'), 1);
+    assert.is(await storedTexts('chunk two'), 1);
+  } finally {
+    // Its retries would keep it waiting for a while: gone, its next try finds nothing to do.
+    await service.deps.db.query('DELETE FROM webhook_inbox WHERE id = $1', [bad.id]);
+  }
 });
 
 test.run();

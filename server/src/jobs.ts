@@ -33,6 +33,20 @@ export function webhookJobs(inboxIds: string[]): Array<{ id: string; name: strin
   return inboxIds.map((id) => ({ id, name: QUEUES.webhook, data: { inboxId: id } }));
 }
 
+/** The webhook queue's retry delay (QUEUE_POLICIES): a delivery's first retry waits about this long. */
+export const WEBHOOK_RETRY_DELAY_SECONDS = 2;
+
+/**
+ * Jobs for deliveries whose first attempt, made straight from the inbox (webhooks/inbox/
+ * dispatcher.ts), failed: due after the first retry delay, as the queue's own retry would be.
+ * The job id is the row id, as in webhookJobs; no job was made for these rows before.
+ */
+export function webhookRetryJobs(inboxIds: string[]): Array<{ id: string; name: string; data: WebhookJob; startAfter: string }> {
+  // An interval: pg-boss adds it to the database's now().
+  const startAfter = `${WEBHOOK_RETRY_DELAY_SECONDS} seconds`;
+  return inboxIds.map((id) => ({ id, name: QUEUES.webhook, data: { inboxId: id }, startAfter }));
+}
+
 /**
  * Webhook effects are idempotent (row lock + state check), so a short expiry is safe: a job
  * whose worker died is handed out again after 15 s instead of pg-boss's default 15 minutes.
@@ -45,7 +59,7 @@ export const QUEUE_POLICIES: PgBoss.Queue[] = [
   {
     name: QUEUES.webhook,
     retryLimit: 8,
-    retryDelay: 2,
+    retryDelay: WEBHOOK_RETRY_DELAY_SECONDS,
     retryBackoff: true,
     expireInSeconds: 15,
     deadLetter: QUEUES.webhookDead,

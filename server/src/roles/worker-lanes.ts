@@ -1,16 +1,17 @@
 /**
- * How many chunks of webhook effects the worker applies at once. A server gets four lanes;
- * the embedded database, with its one connection, one. Beside the gateway the worker keeps
- * to one lane while deliveries arrive (any kept in the last `arrivingMs`), so that
+ * How many chunks of webhook effects the worker applies at once: the first attempts taken
+ * from the inbox (webhooks/inbox/dispatcher.ts) and the queue's jobs each follow it. A
+ * server gets four lanes; the embedded database, with its one connection, one. Beside the
+ * gateway the worker keeps to one lane while deliveries arrive (any kept in the last `arrivingMs`), so that
  * acknowledging them, what providers time out on, keeps the CPU during a burst. But not
- * for good: once its batches have come back full for `backlogMs` (a backlog the one lane
+ * for good: once its chunks have come back full for `backlogMs` (a backlog the one lane
  * does not work off), it takes every lane even while deliveries arrive, or effects would fall
  * further behind for as long as the load lasts.
  */
 export type LanePolicy = {
   /** A delivery was kept by this process's gateway. */
   arrived(): void;
-  /** A batch of jobs was fetched: `full` when it came back full (the queue may hold more). */
+  /** A chunk of waiting rows was taken, or a batch of jobs fetched: `full` when it came back full (more may wait). */
   fetched(full: boolean): void;
   lanes(): number;
 };

@@ -56,7 +56,7 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
     return id;
   };
 
-  const webhookWorker = await workThrough<WebhookJob>(QUEUES.webhook, WEBHOOK_BATCH, (jobs) => {
+  await workThrough<WebhookJob>(QUEUES.webhook, WEBHOOK_BATCH, (jobs) => {
     lanes.fetched(jobs.length === WEBHOOK_BATCH);
     return eachChunk(chunks(jobs, perTransaction), lanes.lanes(), (chunk) => processWebhookChunk(deps, chunk));
   });
@@ -81,8 +81,9 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
     for (const job of jobs) logger.error({ chatId: job.data.chatId }, 'operator message not delivered after retries');
   });
 
-  const dispatcher = startInboxDispatcher(deps, () => queue.notifyWorker(webhookWorker), { besideGateway: options.withGateway });
   const sweeper = startInboxSweeper(deps);
+  await sweeper.firstSweep;
+  const dispatcher = startInboxDispatcher(deps, { besideGateway: options.withGateway, perTransaction, lanes });
   const events = startEventSender(deps, {
     onOutcome: (type, outcome) => deps.metrics.countEventDelivery(type, outcome),
     async onEndpointDisabled(endpoint) {

@@ -1,7 +1,20 @@
 import type { Deps } from '../../deps.ts';
-import { webhookJobs } from '../../jobs.ts';
+import { QUEUES, webhookRetryJobs } from '../../jobs.ts';
 import { inTransaction } from '../../lib/queue.ts';
-import { lockUndispatched, markEnqueued } from './repo.ts';
+import type { LanePolicy } from '../../roles/worker-lanes.ts';
+import { applyWaitingEntries, processInboxEntry, recordFailure } from './processor.ts';
+import { lockUndispatchedAmong, markEnqueued } from './repo.ts';
+
+// The first attempt at every kept delivery is made here, straight from the inbox: a
+// transaction takes the oldest waiting rows (FOR UPDATE SKIP LOCKED, so lanes and other
+// workers take others), applies them and records their outcomes, and commits. The inbox row
+// is the queue: no job is made for a delivery that applies at its first attempt. One that
+// fails gets a pg-boss job, and the queue's retries with backoff and its dead-letter queue
+// take it from there (roles/worker.ts), as they do for replays and for rows the sweeper
+// finds. A job per delivery (made, fetched, completed: three writes to the job table, and
+// one to mark the row) took 20% of PostgreSQL's statement time while the worker applied a
+// burst; without it a burst of payments applied twice as fast (docs/BENCHMARKS.md).
+// A crash mid-transaction rolls it back: the rows wait again and are taken at the next look.
 
 /** A worker on its own polls for the rows gateway processes keep this often. */
 const DISPATCH_INTERVAL_MS = 100;
@@ -9,23 +22,51 @@ const DISPATCH_INTERVAL_MS = 100;
  * Beside the gateway (`npm start`), each commit of new rows wakes the dispatcher (deps.inboxKept),
  * and it polls only for rows no commit of this process announced: kept by another process, or
  * before a crash. Idle, that is one query a second instead of ten. Under load, dispatches
- * still start at most every DISPATCH_INTERVAL_MS, so each takes a batch of rows as before.
+ * still start at most every DISPATCH_INTERVAL_MS, so each takes what arrived meanwhile.
  */
 const DISPATCH_INTERVAL_BESIDE_GATEWAY_MS = 1_000;
-const DISPATCH_BATCH = 1000;
+
+export type DispatcherOptions = {
+  /** True when the gateway runs in the same process (`npm start`). */
+  besideGateway: boolean;
+  /** Rows applied per transaction (roles/worker.ts: one on the embedded database, ten on a server). */
+  perTransaction: number;
+  /** How many transactions run at once while rows keep coming (one when absent). */
+  lanes?: LanePolicy;
+};
 
 /**
- * Turns newly kept deliveries into pg-boss jobs, in transactions that insert the jobs and
- * mark the rows together. The gateway only commits inbox rows (one statement per group of
- * deliveries), so its answer costs one round trip; the jobs are made here, a thousand at a
- * time. SKIP LOCKED lets several workers dispatch side by side without doing a row twice.
- * Returns how many rows it dispatched.
+ * One transaction's worth of waiting rows applied. If applying them failed, nothing was
+ * applied, and each is tried on its own so that only those that fail wait for the queue's
+ * retry. Returns how many rows it took.
  */
-export async function dispatchInbox(deps: Pick<Deps, 'db' | 'queue' | 'clock'>): Promise<number> {
+export async function applyWaitingChunk(deps: Deps, perTransaction: number): Promise<number> {
+  const { taken, failed } = await applyWaitingEntries(deps, perTransaction);
+  if (!failed) return taken.length;
+  for (const id of taken) {
+    try {
+      await processInboxEntry(deps, id);
+    } catch (error) {
+      await recordFailure(deps, id, error).catch(() => undefined);
+      const message = error instanceof Error ? error.message : String(error);
+      deps.logger.warn({ queue: QUEUES.webhook, inboxId: id, error: message }, 'webhook effect failed; the queue will retry it');
+      deps.metrics.countJobFailure(QUEUES.webhook);
+      await handToQueue(deps, [id]);
+    }
+  }
+  return taken.length;
+}
+
+/**
+ * Jobs for those of `inboxIds` still waiting without one, due after the queue's first retry
+ * delay, with each row marked in the same transaction so that no lane takes it again.
+ * Returns how many it made.
+ */
+export async function handToQueue(deps: Pick<Deps, 'db' | 'queue' | 'clock'>, inboxIds: string[]): Promise<number> {
   return deps.db.transaction(async (tx) => {
-    const ids = await lockUndispatched(tx, DISPATCH_BATCH);
+    const ids = await lockUndispatchedAmong(tx, inboxIds);
     if (!ids.length) return 0;
-    await deps.queue.insert(webhookJobs(ids), inTransaction(tx));
+    await deps.queue.insert(webhookRetryJobs(ids), inTransaction(tx));
     await markEnqueued(tx, ids, deps.clock.now());
     return ids.length;
   });
@@ -42,14 +83,13 @@ export function dispatchRetryDelayMs(failures: number): number {
 }
 
 /**
- * Dispatches at every poll, whenever the gateway in this process keeps new rows, and again at
- * once while batches come back full; `onDispatched` wakes the webhook worker so that new jobs
- * do not wait for its next poll.
+ * Applies waiting rows at every poll and whenever the gateway in this process keeps new ones,
+ * chunk after chunk while they come back full (applyInLanes).
  * After a failure the next try waits twice as long each time, up to DISPATCH_MAX_BACKOFF_MS,
  * so that an outage costs neither a flood of log lines nor a connection attempt per tick.
  * (Timing is the process's own monotonic clock: it paces work, it dates nothing.)
  */
-export function startInboxDispatcher(deps: Deps, onDispatched: () => void, options: { besideGateway: boolean }): { stop(): Promise<void> } {
+export function startInboxDispatcher(deps: Deps, options: DispatcherOptions): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   /** A wake-up came while a dispatch ran: its rows may have missed that dispatch's look. */
   let again = false;
@@ -81,13 +121,7 @@ export function startInboxDispatcher(deps: Deps, onDispatched: () => void, optio
     }
     again = false;
     startedAt = performance.now();
-    running = (async () => {
-      let count: number;
-      do {
-        count = await dispatchInbox(deps);
-        if (count) onDispatched();
-      } while (count === DISPATCH_BATCH && !stopped);
-    })()
+    running = applyInLanes(deps, options, () => stopped)
       .then(onSuccess, onFailure)
       .finally(() => {
         running = undefined;
@@ -115,4 +149,38 @@ export function startInboxDispatcher(deps: Deps, onDispatched: () => void, optio
       await running;
     },
   };
+}
+
+/**
+ * Applies waiting rows, a chunk per transaction, until a chunk comes back short: in one lane,
+ * or in as many as the lane policy gives while chunks keep coming back full. A lane that
+ * fails stops the others after their chunk; the first failure is rethrown once all are done.
+ */
+async function applyInLanes(deps: Deps, options: DispatcherOptions, stopped: () => boolean): Promise<void> {
+  const { perTransaction, lanes: policy } = options;
+  let busy = 0;
+  let failure: { error: unknown } | undefined;
+  const lanes: Array<Promise<void>> = [];
+  const lane = async (): Promise<void> => {
+    busy++;
+    try {
+      while (!stopped() && !failure) {
+        const taken = await applyWaitingChunk(deps, perTransaction);
+        policy?.fetched(taken === perTransaction);
+        if (taken < perTransaction) return;
+        const wanted = policy?.lanes() ?? 1;
+        if (busy > wanted) return;
+        while (busy < wanted) startLane();
+      }
+    } catch (error) {
+      failure ??= { error };
+    } finally {
+      busy--;
+    }
+  };
+  const startLane = () => void lanes.push(lane());
+  startLane();
+  // Lanes started meanwhile are pushed onto the array, so this waits for them too.
+  for (let i = 0; i < lanes.length; i++) await lanes[i];
+  if (failure) throw failure.error;
 }

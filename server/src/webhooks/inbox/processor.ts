@@ -25,30 +25,56 @@ export async function processInboxEntry(deps: Deps, inboxId: string): Promise<Ou
  * Returns the entries applied (those still waiting) with their outcomes.
  */
 export async function processInboxEntries(deps: Deps, inboxIds: string[]): Promise<Array<{ id: string; outcome: Outcome }>> {
-  const applied = await deps.db.transaction(async (tx) => {
-    // The stored bytes were verified on the way in, so they are only parsed here.
-    const items = (await inbox.lockReceivedEntries(tx, inboxIds)).map((entry) => {
-      const provider = providerNamed(entry.provider);
-      return { entry, provider, event: provider?.parse(entry.payload) };
-    });
-    await lockUpFront(deps, tx, items);
-    const results: Array<{ id: string; outcome: Outcome }> = [];
-    for (const run of runsOfOneProvider(items)) {
-      const { provider } = run[0];
-      let outcomes: Outcome[];
-      if (!provider) outcomes = run.map(({ entry }) => ignored(`unknown provider ${entry.provider}`));
-      else if (provider.handleAll) outcomes = await provider.handleAll(deps, tx, run);
-      else {
-        outcomes = [];
-        for (const { entry, event } of run) outcomes.push(await provider.handle(deps, tx, event, entry));
-      }
-      run.forEach(({ entry }, i) => results.push({ id: entry.id, outcome: outcomes[i] }));
-    }
-    await inbox.setOutcomes(tx, results, deps.clock.now());
-    return results;
-  });
+  const applied = await deps.db.transaction(async (tx) => applyEntries(deps, tx, await inbox.lockReceivedEntries(tx, inboxIds)));
   for (const { id, outcome } of applied) if (outcome.state === 'ignored') logIgnored(deps, id, outcome);
   return applied;
+}
+
+/**
+ * Up to `limit` of the oldest entries no job was made for, applied in one transaction that
+ * takes them itself (SKIP LOCKED: lanes and other workers take others). Returns the ids it
+ * took, `failed` when applying them failed, and so none was applied (the caller tries each
+ * on its own, inbox/dispatcher.ts). An error before any entry was taken is thrown.
+ */
+export async function applyWaitingEntries(deps: Deps, limit: number): Promise<{ taken: string[]; failed: boolean }> {
+  let taken: string[] = [];
+  try {
+    const applied = await deps.db.transaction(async (tx) => {
+      const entries = await inbox.lockWaitingEntries(tx, limit);
+      taken = entries.map((entry) => entry.id);
+      return applyEntries(deps, tx, entries);
+    });
+    for (const { id, outcome } of applied) if (outcome.state === 'ignored') logIgnored(deps, id, outcome);
+    return { taken, failed: false };
+  } catch (error) {
+    if (!taken.length) throw error;
+    return { taken, failed: true };
+  }
+}
+
+/** The locked entries applied in `tx`, each with its outcome recorded. */
+async function applyEntries(deps: Deps, tx: Tx, entries: InboxEntry[]): Promise<Array<{ id: string; outcome: Outcome }>> {
+  if (!entries.length) return [];
+  // The stored bytes were verified on the way in, so they are only parsed here.
+  const items = entries.map((entry) => {
+    const provider = providerNamed(entry.provider);
+    return { entry, provider, event: provider?.parse(entry.payload) };
+  });
+  await lockUpFront(deps, tx, items);
+  const results: Array<{ id: string; outcome: Outcome }> = [];
+  for (const run of runsOfOneProvider(items)) {
+    const { provider } = run[0];
+    let outcomes: Outcome[];
+    if (!provider) outcomes = run.map(({ entry }) => ignored(`unknown provider ${entry.provider}`));
+    else if (provider.handleAll) outcomes = await provider.handleAll(deps, tx, run);
+    else {
+      outcomes = [];
+      for (const { entry, event } of run) outcomes.push(await provider.handle(deps, tx, event, entry));
+    }
+    run.forEach(({ entry }, i) => results.push({ id: entry.id, outcome: outcomes[i] }));
+  }
+  await inbox.setOutcomes(tx, results, deps.clock.now());
+  return results;
 }
 
 type Item = { entry: InboxEntry; provider: AnyWebhookProvider | undefined; event: unknown };

@@ -39,16 +39,12 @@ export async function insertDeliveries(db: Queryable, deliveries: Array<InboxDel
   return new Set(rows.map((row) => row.id));
 }
 
-const UNDISPATCHED = {
-  name: 'webhook_inbox_undispatched',
-  text: `SELECT id FROM webhook_inbox WHERE state = 'received' AND enqueued_at IS NULL
-         ORDER BY received_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
-};
 const MARK_ENQUEUED = 'UPDATE webhook_inbox SET enqueued_at = $2 WHERE id = ANY($1::uuid[])';
 
-/** Rows kept but given no job yet, locked for this transaction; others dispatching skip them. */
-export async function lockUndispatched(tx: Queryable, limit: number): Promise<string[]> {
-  return (await tx.query<{ id: string }>(UNDISPATCHED, [limit])).map((row) => row.id);
+/** Those of `ids` still waiting without a job, locked for this transaction. */
+export async function lockUndispatchedAmong(tx: Queryable, ids: string[]): Promise<string[]> {
+  const rows = await tx.query<{ id: string }>(`SELECT id FROM webhook_inbox WHERE id = ANY($1::uuid[]) AND state = 'received' AND enqueued_at IS NULL ORDER BY id FOR UPDATE`, [ids]);
+  return rows.map((row) => row.id);
 }
 
 export async function markEnqueued(tx: Queryable, ids: string[], now: Date): Promise<void> {
@@ -58,12 +54,28 @@ export async function markEnqueued(tx: Queryable, ids: string[], now: Date): Pro
 // A replayed row keeps its old received_at: it counts from when it was enqueued again.
 const STALE = {
   name: 'webhook_inbox_stale',
-  text: `SELECT id FROM webhook_inbox WHERE state = 'received' AND coalesce(enqueued_at, received_at) < $1 ORDER BY received_at LIMIT $2`,
+  text: `SELECT id FROM webhook_inbox WHERE state = 'received' AND coalesce(enqueued_at, received_at) < $1
+         ORDER BY received_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
 };
 
-/** Rows still 'received' that arrived (or were replayed) before `cutoff`, oldest first. */
-export async function staleIds(db: Queryable, cutoff: Date, limit: number): Promise<string[]> {
-  return (await db.query<{ id: string }>(STALE, [cutoff, limit])).map((row) => row.id);
+/**
+ * Rows still 'received' that arrived (or were replayed) before `cutoff`, oldest first, locked
+ * for this transaction; rows a transaction is applying are skipped.
+ */
+export async function lockStale(tx: Queryable, cutoff: Date, limit: number): Promise<string[]> {
+  return (await tx.query<{ id: string }>(STALE, [cutoff, limit])).map((row) => row.id);
+}
+
+const LOCK_WAITING = {
+  name: 'webhook_inbox_lock_waiting',
+  text: `SELECT id, provider, scope, payload, received_at FROM webhook_inbox WHERE state = 'received' AND enqueued_at IS NULL
+         ORDER BY received_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
+};
+
+/** Up to `limit` of the oldest entries given no job, locked for this transaction; others taking entries skip them. */
+export async function lockWaitingEntries(tx: Queryable, limit: number): Promise<InboxEntry[]> {
+  const rows = await tx.query<EntryRow>(LOCK_WAITING, [limit]);
+  return rows.map((row) => ({ id: row.id, provider: row.provider, scope: row.scope, payload: row.payload, receivedAt: row.received_at }));
 }
 
 const LOCK_ENTRIES = `SELECT id, provider, scope, payload, received_at FROM webhook_inbox

@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { QUEUES } from '../server/src/jobs.ts';
+import { applyWaitingEntries } from '../server/src/webhooks/inbox/processor.ts';
+import { sweepInbox } from '../server/src/webhooks/inbox/sweeper.ts';
+import { startTestService, type TestService } from './helpers/service.ts';
+
+// The worker applies kept deliveries straight from the inbox and gives a job only to those
+// that need the queue; the sweeper hands it the rows left waiting past its cutoff. These
+// run on a gateway with no worker, so that no lane takes a row before the test looks.
+
+let service: TestService;
+
+test.before(async () => {
+  service = await startTestService({}, { role: 'gateway' });
+});
+
+test.after(async () => {
+  await service?.close();
+});
+
+/** A row as the gateway keeps it, `ageMs` old on the service's clock; its provider is one the worker ignores. */
+async function keep(ageMs: number): Promise<string> {
+  const id = randomUUID();
+  await service.deps.db.query(
+    `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at) VALUES ($1, 'retired-provider', '', $2, $3, $4)`,
+    [id, randomUUID(), Buffer.from('{}'), new Date(service.clock.now().getTime() - ageMs)],
+  );
+  return id;
+}
+
+async function state(id: string) {
+  const [row] = await service.deps.db.query<{ state: string; enqueued: boolean }>(
+    'SELECT state, enqueued_at IS NOT NULL AS enqueued FROM webhook_inbox WHERE id = $1',
+    [id],
+  );
+  const jobs = await service.deps.db.query<{ id: string; state: string }>(`SELECT id, state FROM pgboss.job WHERE name = $1 AND data->>'inboxId' = $2`, [
+    QUEUES.webhook,
+    id,
+  ]);
+  return { ...row, jobs };
+}
+
+/** Everything still waiting, applied the way the worker's lanes take it; returns the ids taken. */
+async function applyAllWaiting(): Promise<string[]> {
+  const taken: string[] = [];
+  for (;;) {
+    const chunk = await applyWaitingEntries(service.deps, 10);
+    assert.not.ok(chunk.failed);
+    taken.push(...chunk.taken);
+    if (chunk.taken.length < 10) return taken;
+  }
+}
+
+test('a row left waiting past the cutoff gets its job and is marked, and the lanes leave it to the job', async () => {
+  const id = await keep(60_000);
+  assert.is(await sweepInbox(service.deps), 1);
+  assert.equal(await state(id), { state: 'received', enqueued: true, jobs: [{ id, state: 'created' }] });
+  assert.not.ok((await applyAllWaiting()).includes(id), 'no lane takes a row with a job');
+  // A second sweep finds it again only once its job has had the same time: none is added.
+  assert.is(await sweepInbox(service.deps), 0);
+  assert.is((await state(id)).jobs.length, 1);
+});
+
+test('a fresh row is left to the lanes, which apply it with no job', async () => {
+  const id = await keep(1_000);
+  assert.is(await sweepInbox(service.deps), 0);
+  assert.ok((await applyAllWaiting()).includes(id));
+  assert.equal(await state(id), { state: 'ignored', enqueued: false, jobs: [] });
+});
+
+// The embedded database serves one connection: there a sweep never runs beside a transaction.
+if (process.env.DATABASE_URL) test('a row a transaction holds (a lane applying it) is skipped by the sweep, not waited for', async () => {
+  const id = await keep(60_000);
+  let release = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let locked = () => {};
+  const holding = new Promise<void>((resolve) => (locked = resolve));
+  const holder = service.deps.db.transaction(async (tx) => {
+    await tx.query('SELECT id FROM webhook_inbox WHERE id = $1 FOR UPDATE', [id]);
+    locked();
+    await released;
+  });
+  try {
+    await holding;
+    assert.is(await sweepInbox(service.deps), 0);
+    assert.equal(await state(id), { state: 'received', enqueued: false, jobs: [] });
+  } finally {
+    release();
+    await holder;
+  }
+  assert.is(await sweepInbox(service.deps), 1, 'swept once it is free');
+});
+
+test.run();
