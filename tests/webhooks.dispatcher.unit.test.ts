@@ -30,11 +30,12 @@ function startOnFlakyDatabase(failing: { now: boolean }) {
   const tries: Array<{ at: number; failed: boolean }> = [];
   const logged: Logged[] = [];
   const log = (level: string) => (fields: Record<string, unknown>, message: string) => void logged.push({ level, fields, message });
+  // A dispatch starts with a look for waiting rows, one query.
   const db = {
-    async transaction<T>(work: (tx: unknown) => Promise<T>): Promise<T> {
+    async query(): Promise<unknown[]> {
       tries.push({ at: performance.now(), failed: failing.now });
       if (failing.now) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
-      return work({ query: async () => [] });
+      return [];
     },
   };
   const deps = standInDeps(db, { warn: log('warn'), info: log('info'), error: log('error') });
@@ -75,17 +76,17 @@ test('a failing dispatch waits out its backoff before each new try; one warning 
 });
 
 /**
- * A dispatcher beside the gateway, on a database whose transactions each wait for `release()`
- * and find no row: `tries` holds when each began.
+ * A dispatcher beside the gateway, on a database whose looks for waiting rows each wait for
+ * `release()` and find none: `tries` holds when each began.
  */
 function startBesideGateway() {
   const tries: number[] = [];
   let release = () => {};
   const db = {
-    async transaction<T>(work: (tx: unknown) => Promise<T>): Promise<T> {
+    async query(): Promise<unknown[]> {
       tries.push(performance.now());
       await new Promise<void>((resolve) => (release = resolve));
-      return work({ query: async () => [] });
+      return [];
     },
   };
   const deps = standInDeps(db, { warn() {}, info() {}, error() {} });

@@ -3,12 +3,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { QUEUES } from '../server/src/jobs.ts';
 import { applyWaitingEntries } from '../server/src/webhooks/inbox/processor.ts';
+import { waitingIds } from '../server/src/webhooks/inbox/repo.ts';
 import { sweepInbox } from '../server/src/webhooks/inbox/sweeper.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 
 // The worker applies kept deliveries straight from the inbox and gives a job only to those
 // that need the queue; the sweeper hands it the rows left waiting past its cutoff. These
-// run on a gateway with no worker, so that no lane takes a row before the test looks.
+// run on a gateway with no worker, so that no lane takes a row before the test looks: the
+// tests play the worker's part themselves.
 
 let service: TestService;
 
@@ -42,22 +44,18 @@ async function state(id: string) {
   return { ...row, jobs };
 }
 
-/** Everything still waiting, applied the way the worker's lanes take it; returns the ids taken. */
+/** What the worker's look finds waiting, applied as its lanes apply it; returns the ids taken. */
 async function applyAllWaiting(): Promise<string[]> {
-  const taken: string[] = [];
-  for (;;) {
-    const chunk = await applyWaitingEntries(service.deps, 10);
-    assert.not.ok(chunk.failed);
-    taken.push(...chunk.taken);
-    if (chunk.taken.length < 10) return taken;
-  }
+  const { taken, failed } = await applyWaitingEntries(service.deps, await waitingIds(service.deps.db, 1000));
+  assert.not.ok(failed);
+  return taken;
 }
 
 test('a row left waiting past the cutoff gets its job and is marked, and the lanes leave it to the job', async () => {
   const id = await keep(60_000);
   assert.is(await sweepInbox(service.deps), 1);
   assert.equal(await state(id), { state: 'received', enqueued: true, jobs: [{ id, state: 'created' }] });
-  assert.not.ok((await applyAllWaiting()).includes(id), 'no lane takes a row with a job');
+  assert.not.ok((await waitingIds(service.deps.db, 1000)).includes(id), 'no look finds a row with a job');
   // A second sweep finds it again only once its job has had the same time: none is added.
   assert.is(await sweepInbox(service.deps), 0);
   assert.is((await state(id)).jobs.length, 1);
@@ -70,9 +68,8 @@ test('a fresh row is left to the lanes, which apply it with no job', async () =>
   assert.equal(await state(id), { state: 'ignored', enqueued: false, jobs: [] });
 });
 
-// The embedded database serves one connection: there a sweep never runs beside a transaction.
-if (process.env.DATABASE_URL) test('a row a transaction holds (a lane applying it) is skipped by the sweep, not waited for', async () => {
-  const id = await keep(60_000);
+/** Runs `work` while another transaction holds the row's lock, as a lane applying it does. */
+async function whileHeld<T>(id: string, work: () => Promise<T>): Promise<T> {
   let release = () => {};
   const released = new Promise<void>((resolve) => (release = resolve));
   let locked = () => {};
@@ -84,13 +81,30 @@ if (process.env.DATABASE_URL) test('a row a transaction holds (a lane applying i
   });
   try {
     await holding;
-    assert.is(await sweepInbox(service.deps), 0);
-    assert.equal(await state(id), { state: 'received', enqueued: false, jobs: [] });
+    return await work();
   } finally {
     release();
     await holder;
   }
-  assert.is(await sweepInbox(service.deps), 1, 'swept once it is free');
-});
+}
+
+// The embedded database serves one connection: there nothing runs beside a transaction.
+if (process.env.DATABASE_URL) {
+  test('a row a transaction holds is skipped by the sweep, not waited for', async () => {
+    const id = await keep(60_000);
+    assert.is(await whileHeld(id, () => sweepInbox(service.deps)), 0);
+    assert.equal(await state(id), { state: 'received', enqueued: false, jobs: [] });
+    assert.is(await sweepInbox(service.deps), 1, 'swept once it is free');
+  });
+
+  test('a row a transaction holds is left out of a chunk, not waited for', async () => {
+    const [held, free] = [await keep(1_000), await keep(1_000)];
+    const { taken, failed } = await whileHeld(held, () => applyWaitingEntries(service.deps, [held, free]));
+    assert.equal({ taken, failed }, { taken: [free], failed: false });
+    assert.is((await state(held)).state, 'received');
+    assert.is((await state(free)).state, 'ignored');
+    assert.ok((await applyAllWaiting()).includes(held), 'taken by the next look once it is free');
+  });
+}
 
 test.run();

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createLanePolicy, MAX_LANES } from '../server/src/roles/worker-lanes.ts';
+import { chunks, createLanePolicy, inLanes, MAX_LANES } from '../server/src/roles/worker-lanes.ts';
 
 const test = suite('roles/worker-lanes: one lane while deliveries arrive, every lane once a backlog lasts');
 
@@ -56,6 +56,75 @@ test('the embedded database: one lane, whatever happens', () => {
   advance(10_000);
   lanes.fetched(true);
   assert.is(lanes.lanes(), 1);
+});
+
+/** Items that each wait for the test to finish them: which started, and how many ran at once. */
+function heldItems(count: number) {
+  const started: number[] = [];
+  const finish = new Map<number, (error?: Error) => void>();
+  let running = 0;
+  let most = 0;
+  const run = (item: number) =>
+    new Promise<void>((resolve, reject) => {
+      started.push(item);
+      most = Math.max(most, ++running);
+      finish.set(item, (error) => {
+        running--;
+        if (error) reject(error);
+        else resolve();
+      });
+    });
+  return { items: Array.from({ length: count }, (_, i) => i), run, started, finish, most: () => most };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+test('inLanes: items in order, as many at once as the count, which is read again after each item', async () => {
+  const held = heldItems(8);
+  const { items, started, finish, most } = held;
+  let count = 2;
+  const done = inLanes(items, () => count, held.run);
+  await settle();
+  assert.equal(started, [0, 1], 'two lanes, each with the next item');
+  count = 4;
+  finish.get(0)!();
+  await settle();
+  assert.equal(started, [0, 1, 2, 3, 4], 'after an item the lane takes the next and starts two more');
+  count = 1;
+  for (const item of [1, 2, 3]) finish.get(item)!();
+  await settle();
+  assert.equal(started, [0, 1, 2, 3, 4], 'lanes above the count end instead of taking another');
+  finish.get(4)!();
+  for (let item = 5; item < 8; item++) {
+    await settle();
+    assert.is(started.at(-1), item, 'one lane again, in order');
+    finish.get(item)!();
+  }
+  await done;
+  assert.is(most(), 4);
+});
+
+test('inLanes: a failure stops the other lanes after their item, and is thrown once all are done', async () => {
+  const held = heldItems(6);
+  const { items, started, finish } = held;
+  let settled = false;
+  const done = inLanes(items, () => 2, held.run).finally(() => (settled = true));
+  const outcome = done.then(() => 'resolved', (error: Error) => error.message);
+  await settle();
+  finish.get(0)!(new Error('effect failed'));
+  await settle();
+  assert.equal(started, [0, 1], 'no item started after the failure');
+  assert.not.ok(settled, 'the other lane is still at its item');
+  finish.get(1)!();
+  assert.is(await outcome, 'effect failed');
+});
+
+test('inLanes: nothing starts once stopped, and no items start no lane', async () => {
+  let runs = 0;
+  await inLanes([1, 2, 3], () => 2, async () => void runs++, () => true);
+  await inLanes([], () => 2, async () => void runs++);
+  assert.is(runs, 0);
+  assert.equal(chunks([1, 2, 3, 4, 5], 2), [[1, 2], [3, 4], [5]]);
 });
 
 test.run();

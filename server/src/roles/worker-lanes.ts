@@ -39,3 +39,43 @@ export function createLanePolicy(options: { embedded: boolean; arrivingMs: numbe
     },
   };
 }
+
+/**
+ * Runs `run` over the items in order, in as many lanes at once as `lanes()` says at the start
+ * and after each item (a lane above the count ends, one below it starts another). A lane that
+ * fails stops the others after their item; the first failure is rethrown once all are done.
+ */
+export async function inLanes<T>(items: T[], lanes: () => number, run: (item: T) => Promise<unknown>, stopped: () => boolean = () => false): Promise<void> {
+  let next = 0;
+  let busy = 0;
+  let failure: { error: unknown } | undefined;
+  const running: Array<Promise<void>> = [];
+  const more = () => next < items.length && !stopped() && !failure;
+  const lane = async (): Promise<void> => {
+    busy++;
+    try {
+      while (more()) {
+        await run(items[next++]);
+        const wanted = lanes();
+        if (busy > wanted) return;
+        while (busy < wanted && more()) start();
+      }
+    } catch (error) {
+      failure ??= { error };
+    } finally {
+      busy--;
+    }
+  };
+  const start = () => void running.push(lane());
+  // A lane takes its first item before it yields, so each start here takes one.
+  while (busy < lanes() && more()) start();
+  // Lanes started meanwhile are pushed onto the array, so this waits for them too.
+  for (let i = 0; i < running.length; i++) await running[i];
+  if (failure) throw failure.error;
+}
+
+export function chunks<T>(items: T[], size: number): T[][] {
+  const result: T[][] = [];
+  for (let i = 0; i < items.length; i += size) result.push(items.slice(i, i + size));
+  return result;
+}

@@ -9,7 +9,7 @@ import { sendOperatorMessage, type OperatorMessage } from '../modules/notificati
 import { startInboxDispatcher } from '../webhooks/inbox/dispatcher.ts';
 import { markDead, processInboxEntries, processInboxEntry, recordFailure } from '../webhooks/inbox/processor.ts';
 import { startInboxSweeper } from '../webhooks/inbox/sweeper.ts';
-import { createLanePolicy } from './worker-lanes.ts';
+import { chunks, createLanePolicy, inLanes } from './worker-lanes.ts';
 
 export type Worker = { stop(): Promise<void> };
 
@@ -58,7 +58,7 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
 
   await workThrough<WebhookJob>(QUEUES.webhook, WEBHOOK_BATCH, (jobs) => {
     lanes.fetched(jobs.length === WEBHOOK_BATCH);
-    return eachChunk(chunks(jobs, perTransaction), lanes.lanes(), (chunk) => processWebhookChunk(deps, chunk));
+    return inLanes(chunks(jobs, perTransaction), lanes.lanes, (chunk) => processWebhookChunk(deps, chunk));
   });
   await queue.work<WebhookJob>(
     QUEUES.webhookDead,
@@ -68,12 +68,12 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
     }),
   );
   await workThrough<OperatorMessage>(QUEUES.telegramSend, SEND_BATCH, (jobs) =>
-    eachChunk(jobs, SEND_BATCH, async (job) => {
+    inLanes(jobs, () => SEND_BATCH, async (job) => {
       await sendOperatorMessage(deps, job.data).catch((error) => failJob(deps, QUEUES.telegramSend, job.id, error));
     }),
   );
   await workThrough<PasswordResetJob>(QUEUES.passwordReset, SEND_BATCH, (jobs) =>
-    eachChunk(jobs, SEND_BATCH, async (job) => {
+    inLanes(jobs, () => SEND_BATCH, async (job) => {
       await sendResetLink(deps, job.data.email).catch((error) => failJob(deps, QUEUES.passwordReset, job.id, error));
     }),
   );
@@ -169,19 +169,4 @@ function createHandlerTracker() {
       await Promise.allSettled([...running]);
     },
   };
-}
-
-function chunks<T>(items: T[], size: number): T[][] {
-  const result: T[][] = [];
-  for (let i = 0; i < items.length; i += size) result.push(items.slice(i, i + size));
-  return result;
-}
-
-/** Runs `run` over the items with at most `lanes` at a time. */
-async function eachChunk<T>(items: T[], lanes: number, run: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) await run(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(lanes, items.length) }, lane));
 }

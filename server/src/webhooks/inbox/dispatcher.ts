@@ -1,20 +1,21 @@
 import type { Deps } from '../../deps.ts';
 import { QUEUES, webhookRetryJobs } from '../../jobs.ts';
 import { inTransaction } from '../../lib/queue.ts';
-import type { LanePolicy } from '../../roles/worker-lanes.ts';
+import { chunks, inLanes, type LanePolicy } from '../../roles/worker-lanes.ts';
 import { applyWaitingEntries, processInboxEntry, recordFailure } from './processor.ts';
-import { lockUndispatchedAmong, markEnqueued } from './repo.ts';
+import { lockUndispatchedAmong, markEnqueued, waitingIds } from './repo.ts';
 
-// The first attempt at every kept delivery is made here, straight from the inbox: a
-// transaction takes the oldest waiting rows (FOR UPDATE SKIP LOCKED, so lanes and other
-// workers take others), applies them and records their outcomes, and commits. The inbox row
-// is the queue: no job is made for a delivery that applies at its first attempt. One that
-// fails gets a pg-boss job, and the queue's retries with backoff and its dead-letter queue
-// take it from there (roles/worker.ts), as they do for replays and for rows the sweeper
-// finds. A job per delivery (made, fetched, completed: three writes to the job table, and
-// one to mark the row) took 20% of PostgreSQL's statement time while the worker applied a
-// burst; without it a burst of payments applied twice as fast (docs/BENCHMARKS.md).
-// A crash mid-transaction rolls it back: the rows wait again and are taken at the next look.
+// The first attempt at every kept delivery is made here, straight from the inbox: a look
+// finds the oldest waiting rows, a thousand at most, and each chunk of them is applied in a
+// transaction that locks its rows (skipping those another worker holds), applies them,
+// records their outcomes and commits. The inbox row is the queue: no job is made for a
+// delivery that applies at its first attempt. One that fails gets a pg-boss job, and the
+// queue's retries with backoff and its dead-letter queue take it from there
+// (roles/worker.ts), as they do for replays and for rows the sweeper finds. A job per
+// delivery (made, fetched, completed: three writes to the job table, and one to mark the
+// row) took 20% of PostgreSQL's statement time while the worker applied a burst; without it
+// a burst of payments applied twice as fast (docs/BENCHMARKS.md). A crash mid-transaction
+// rolls it back: the rows wait again, and the next look finds them.
 
 /** A worker on its own polls for the rows gateway processes keep this often. */
 const DISPATCH_INTERVAL_MS = 100;
@@ -25,6 +26,8 @@ const DISPATCH_INTERVAL_MS = 100;
  * still start at most every DISPATCH_INTERVAL_MS, so each takes what arrived meanwhile.
  */
 const DISPATCH_INTERVAL_BESIDE_GATEWAY_MS = 1_000;
+/** Rows found by one look (inbox/repo.ts, waitingIds, says why a look serves many chunks). */
+const LOOK_BATCH = 1_000;
 
 export type DispatcherOptions = {
   /** True when the gateway runs in the same process (`npm start`). */
@@ -36,12 +39,12 @@ export type DispatcherOptions = {
 };
 
 /**
- * One transaction's worth of waiting rows applied. If applying them failed, nothing was
+ * A chunk of waiting rows applied in one transaction. If applying them failed, nothing was
  * applied, and each is tried on its own so that only those that fail wait for the queue's
- * retry. Returns how many rows it took.
+ * retry. Returns how many rows it took (those another transaction held are left to it).
  */
-export async function applyWaitingChunk(deps: Deps, perTransaction: number): Promise<number> {
-  const { taken, failed } = await applyWaitingEntries(deps, perTransaction);
+export async function applyWaitingChunk(deps: Deps, inboxIds: string[]): Promise<number> {
+  const { taken, failed } = await applyWaitingEntries(deps, inboxIds);
   if (!failed) return taken.length;
   for (const id of taken) {
     try {
@@ -152,35 +155,16 @@ export function startInboxDispatcher(deps: Deps, options: DispatcherOptions): { 
 }
 
 /**
- * Applies waiting rows, a chunk per transaction, until a chunk comes back short: in one lane,
- * or in as many as the lane policy gives while chunks keep coming back full. A lane that
- * fails stops the others after their chunk; the first failure is rethrown once all are done.
+ * Looks for waiting rows and applies them, a chunk per transaction, looking again at once
+ * while a look comes back full. The chunks of a look run in one lane, or in as many as the
+ * lane policy gives while looks keep coming back full.
  */
 async function applyInLanes(deps: Deps, options: DispatcherOptions, stopped: () => boolean): Promise<void> {
   const { perTransaction, lanes: policy } = options;
-  let busy = 0;
-  let failure: { error: unknown } | undefined;
-  const lanes: Array<Promise<void>> = [];
-  const lane = async (): Promise<void> => {
-    busy++;
-    try {
-      while (!stopped() && !failure) {
-        const taken = await applyWaitingChunk(deps, perTransaction);
-        policy?.fetched(taken === perTransaction);
-        if (taken < perTransaction) return;
-        const wanted = policy?.lanes() ?? 1;
-        if (busy > wanted) return;
-        while (busy < wanted) startLane();
-      }
-    } catch (error) {
-      failure ??= { error };
-    } finally {
-      busy--;
-    }
-  };
-  const startLane = () => void lanes.push(lane());
-  startLane();
-  // Lanes started meanwhile are pushed onto the array, so this waits for them too.
-  for (let i = 0; i < lanes.length; i++) await lanes[i];
-  if (failure) throw failure.error;
+  while (!stopped()) {
+    const ids = await waitingIds(deps.db, LOOK_BATCH);
+    policy?.fetched(ids.length === LOOK_BATCH);
+    await inLanes(chunks(ids, perTransaction), () => policy?.lanes() ?? 1, (chunk) => applyWaitingChunk(deps, chunk), stopped);
+    if (ids.length < LOOK_BATCH) return;
+  }
 }

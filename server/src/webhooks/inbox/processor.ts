@@ -31,16 +31,16 @@ export async function processInboxEntries(deps: Deps, inboxIds: string[]): Promi
 }
 
 /**
- * Up to `limit` of the oldest entries no job was made for, applied in one transaction that
- * takes them itself (SKIP LOCKED: lanes and other workers take others). Returns the ids it
- * took, `failed` when applying them failed, and so none was applied (the caller tries each
- * on its own, inbox/dispatcher.ts). An error before any entry was taken is thrown.
+ * Those of `ids` still waiting that no other transaction holds, applied in one transaction
+ * (a worker's first attempt at them; inbox/dispatcher.ts). Returns the ids it took, and
+ * `failed` when applying them failed, so none was applied (the caller then tries each on
+ * its own). An error before any entry was taken is thrown.
  */
-export async function applyWaitingEntries(deps: Deps, limit: number): Promise<{ taken: string[]; failed: boolean }> {
+export async function applyWaitingEntries(deps: Deps, ids: string[]): Promise<{ taken: string[]; failed: boolean }> {
   let taken: string[] = [];
   try {
     const applied = await deps.db.transaction(async (tx) => {
-      const entries = await inbox.lockWaitingEntries(tx, limit);
+      const entries = await inbox.lockReceivedEntries(tx, ids, { skipLocked: true });
       taken = entries.map((entry) => entry.id);
       return applyEntries(deps, tx, entries);
     });
