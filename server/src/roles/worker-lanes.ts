@@ -1,12 +1,12 @@
 /**
  * How many chunks of webhook effects the worker applies at once: the first attempts taken
- * from the inbox (webhooks/inbox/dispatcher.ts) and the queue's jobs each follow it. A
- * server gets four lanes; the embedded database, with its one connection, one. Beside the
- * gateway the worker keeps to one lane while deliveries arrive (any kept in the last `arrivingMs`), so that
- * acknowledging them, what providers time out on, keeps the CPU during a burst. But not
- * for good: once its chunks have come back full for `backlogMs` (a backlog the one lane
- * does not work off), it takes every lane even while deliveries arrive, or effects would fall
- * further behind for as long as the load lasts.
+ * from the inbox (webhooks/inbox/dispatcher.ts) and the queue's jobs each follow a policy of
+ * their own. A server gets four lanes; the embedded database, with its one connection, one.
+ * Beside the gateway the worker keeps to one lane while deliveries arrive (any kept in the
+ * last `arrivingMs`), so that acknowledging them, what providers time out on, keeps the CPU
+ * during a burst. But not for good: once its looks or batches have come back full for
+ * `backlogMs` (a backlog the one lane does not work off), it takes every lane even while
+ * deliveries arrive, or effects would fall further behind for as long as the load lasts.
  */
 export type LanePolicy = {
   /** A delivery was kept by this process's gateway. */

@@ -33,8 +33,17 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
   // transaction lets deliveries in between. A server takes ten entries per commit instead
   // of one, in lanes (worker-lanes.ts).
   const perTransaction = deps.db.embedded ? 1 : 10;
-  const lanes = createLanePolicy({ embedded: deps.db.embedded, arrivingMs: ARRIVING_MS, backlogMs: BACKLOG_MS });
-  const unlisten = options.withGateway ? deps.inboxKept.listen(lanes.arrived) : () => {};
+  // The first attempts taken from the inbox and the queue's jobs (retries, replays) each have
+  // their own lanes: a backlog is one of either, and a short batch of retries must not read as
+  // the end of a backlog of first attempts.
+  const lanePolicy = () => createLanePolicy({ embedded: deps.db.embedded, arrivingMs: ARRIVING_MS, backlogMs: BACKLOG_MS });
+  const lanes = lanePolicy();
+  const inboxLanes = lanePolicy();
+  const arrived = () => {
+    lanes.arrived();
+    inboxLanes.arrived();
+  };
+  const unlisten = options.withGateway ? deps.inboxKept.listen(arrived) : () => {};
 
   const handlers = createHandlerTracker();
 
@@ -83,7 +92,7 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
 
   const sweeper = startInboxSweeper(deps);
   await sweeper.firstSweep;
-  const dispatcher = startInboxDispatcher(deps, { besideGateway: options.withGateway, perTransaction, lanes });
+  const dispatcher = startInboxDispatcher(deps, { besideGateway: options.withGateway, perTransaction, lanes: inboxLanes });
   const events = startEventSender(deps, {
     onOutcome: (type, outcome) => deps.metrics.countEventDelivery(type, outcome),
     async onEndpointDisabled(endpoint) {
