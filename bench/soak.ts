@@ -2,8 +2,9 @@
  * `npm run soak` (not part of CI): the built service under mixed load for SOAK_MINUTES
  * (default 30): /me by API key, signed payment webhooks and logins at once, each at a sixth
  * of what it reaches alone (half of capacity in all), and an operator's replay every minute.
- * Every minute it prints the service's resident memory, each stream's p99 and the errors;
- * at the end it waits for the inbox to drain. It passes when resident memory after the
+ * Every minute it prints the service's resident memory (and what of it the heap holds and
+ * reserves, and memory outside the heap), each stream's p99 and the errors; at the end it
+ * waits for the inbox to drain. It passes when resident memory after the
  * warm-up minute grows less than 10%, no request failed, and nothing is left undelivered.
  */
 import autocannon from 'autocannon';
@@ -57,8 +58,9 @@ async function soak(service: ServiceProcess): Promise<boolean> {
     await untilInboxDrained(service, DRAIN_TIMEOUT_MS);
   }
   console.log(`soak: ${MINUTES} min at half of capacity: ${STREAMS.map((s) => `${s.name} ${rates.get(s.name)}/s`).join(', ')}, a replay a minute\n`);
-  console.log('| minute | RSS MB | heap MB | /me p99 ms | webhook p99 ms | login p99 ms | requests | errors |');
-  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|');
+  // Heap used and reserved, and memory outside the heap (Buffers among it): where resident memory goes.
+  console.log('| minute | RSS MB | heap MB | heap reserved MB | outside heap MB | /me p99 ms | webhook p99 ms | login p99 ms | requests | errors |');
+  console.log('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 
   const rss: number[] = [];
   let errors = 0;
@@ -73,7 +75,7 @@ async function soak(service: ServiceProcess): Promise<boolean> {
     const minuteErrors = loads.reduce((sum, result) => sum + failuresOf(result), 0);
     errors += minuteErrors;
     const requests = loads.reduce((sum, result) => sum + result.requests.total, 0);
-    console.log(`| ${minute} | ${mb(memory.rss)} | ${mb(memory.heapUsed)} | ${loads.map((result) => result.latency.p99).join(' | ')} | ${requests.toLocaleString('en-US')} | ${minuteErrors} |`);
+    console.log(`| ${minute} | ${mb(memory.rss)} | ${mb(memory.heapUsed)} | ${mb(memory.heapTotal)} | ${mb(memory.external)} | ${loads.map((result) => result.latency.p99).join(' | ')} | ${requests.toLocaleString('en-US')} | ${minuteErrors} |`);
   }
 
   const left = await untilInboxDrained(service, DRAIN_TIMEOUT_MS).then(

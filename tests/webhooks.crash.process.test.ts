@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createDatabase } from '../server/src/lib/db.ts';
@@ -151,43 +152,19 @@ test.after(async () => {
 test('SIGKILL mid-stream: after a restart every acknowledged delivery took effect exactly once; re-sending them all converges to one effect and one processed inbox row each', async () => {
   if (!running(child)) await startChild();
   const fixture = await createFixture('crash', DELIVERIES);
-  const { deliveries } = fixture;
-  const acked = new Set<number>();
-  let next = 0;
-  let killed = false;
   const victim = child!;
-  const lane = async () => {
-    while (!killed && next < deliveries.length) {
-      const index = next++;
-      try {
-        const res = await send(deliveries[index]);
-        await res.arrayBuffer();
-        if (res.status === 200) acked.add(index);
-      } catch {
-        // Connection refused or reset by the kill: not acknowledged, the provider will retry.
-      }
-      if (!killed && acked.size >= KILL_AFTER_ACKS) {
-        killed = true;
-        victim.kill('SIGKILL');
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: 24 }, lane));
+  const { acked } = await stream(fixture.deliveries, KILL_AFTER_ACKS, () => void victim.kill('SIGKILL'), true);
   await exited(victim);
   assert.ok(acked.size >= KILL_AFTER_ACKS, `acknowledged ${acked.size}`);
-  assert.ok(acked.size < deliveries.length, 'the kill interrupted the stream');
+  assert.ok(acked.size < fixture.deliveries.length, 'the kill interrupted the stream');
 
   await startChild();
-  // Jobs the dead worker held are handed back after their expiry (15 s) by the sweeper.
-  const count = await eventually('every acknowledged delivery in effect', async () => {
-    const current = await effects(fixture);
-    return [...acked].every((index) => current.has(deliveries[index].key)) ? current : undefined;
-  }, 120_000);
-  for (const index of acked) assert.is(count.get(deliveries[index].key), 1, deliveries[index].key);
-  for (const [key, n] of count) assert.is(n, 1, `${key} took effect ${n} times`);
+  // Jobs the dead worker held are handed back after their expiry (15 s) by the sweeper; rows
+  // it was applying straight from the inbox were rolled back, and wait for the next look.
+  await assertAckedOnce(fixture, acked);
 
   // Providers retry what was not acknowledged, and some of what was.
-  await sendAll(deliveries);
+  await sendAll(fixture.deliveries);
   await assertConverged(fixture);
   // Read with the service stopped: the embedded database serves one process at a time.
   const stopping = child!;
@@ -198,6 +175,88 @@ test('SIGKILL mid-stream: after a restart every acknowledged delivery took effec
     ['payment', 'processed', DELIVERIES / 2],
   ]);
 });
+
+/**
+ * Streams `deliveries` from 24 connections at once, calling `interrupt` once `after` of them
+ * were acknowledged (the stream goes on meanwhile, unless `stopOnInterrupt`). Returns the
+ * indexes of those answered 200, and how many were answered otherwise or not at all.
+ */
+async function stream(deliveries: Delivery[], after: number, interrupt: () => Promise<void> | void, stopOnInterrupt: boolean) {
+  const acked = new Set<number>();
+  let refused = 0;
+  let next = 0;
+  let interrupted: Promise<void> | undefined;
+  const lane = async () => {
+    while (!(stopOnInterrupt && interrupted) && next < deliveries.length) {
+      const index = next++;
+      try {
+        const res = await send(deliveries[index]);
+        await res.arrayBuffer();
+        if (res.status === 200) acked.add(index);
+        else refused++;
+      } catch {
+        // Connection refused or reset: not acknowledged, the provider will retry.
+        refused++;
+      }
+      if (!interrupted && acked.size >= after) interrupted = Promise.resolve(interrupt());
+    }
+  };
+  await Promise.all(Array.from({ length: 24 }, lane));
+  await interrupted;
+  return { acked, refused };
+}
+
+/** Waits until every acknowledged delivery took effect, and checks each, and all else, did so exactly once. */
+async function assertAckedOnce(fixture: Fixture, acked: Set<number>): Promise<void> {
+  const { deliveries } = fixture;
+  const count = await eventually('every acknowledged delivery in effect', async () => {
+    const current = await effects(fixture);
+    return [...acked].every((index) => current.has(deliveries[index].key)) ? current : undefined;
+  }, 120_000);
+  for (const index of acked) assert.is(count.get(deliveries[index].key), 1, deliveries[index].key);
+  for (const [key, n] of count) assert.is(n, 1, `${key} took effect ${n} times`);
+}
+
+// A database server is needed to drop and refuse the connections of one database.
+if (process.env.DATABASE_URL) {
+  test('the database drops every connection mid-stream and refuses new ones a while: every acknowledged delivery took effect exactly once; re-sending converges', async () => {
+    if (!running(child)) await startChild();
+    const output = outputs.at(-1)!;
+    const fixture = await createFixture('outage', DELIVERIES);
+    const databaseName = new URL(database.env.DATABASE_URL).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    const outage = async () => {
+      // A failover as the service sees it: every connection dropped mid-statement, new ones
+      // refused, until the worker has found the database away.
+      await admin.query(`ALTER DATABASE ${databaseName} ALLOW_CONNECTIONS false`);
+      try {
+        await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [databaseName]);
+        await eventually('the worker to find the database away', () => output().includes('inbox dispatch failed'), 20_000);
+      } finally {
+        await admin.query(`ALTER DATABASE ${databaseName} ALLOW_CONNECTIONS true`);
+      }
+    };
+    try {
+      const { acked, refused } = await stream(fixture.deliveries, KILL_AFTER_ACKS, outage, false);
+      assert.ok(refused > 0, 'some deliveries were refused while the database was away');
+      assert.ok(acked.size > KILL_AFTER_ACKS, 'and the stream went on once it was back');
+      await assertAckedOnce(fixture, acked);
+    } finally {
+      await admin.end();
+    }
+    assert.ok(running(child), 'the service rode the outage out');
+    await sendAll(fixture.deliveries);
+    await assertConverged(fixture);
+    const stopping = child!;
+    stopping.kill('SIGTERM');
+    await exited(stopping);
+    assert.equal(await inboxRows(fixture), [
+      ['messengertwo', 'processed', DELIVERIES / 2],
+      ['payment', 'processed', DELIVERIES / 2],
+    ]);
+  });
+}
 
 test('SIGTERM once the deliveries are in effect: a graceful stop, and one processed inbox row per delivery', async () => {
   if (!running(child)) await startChild();
