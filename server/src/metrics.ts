@@ -81,7 +81,7 @@ export function createMetrics(options: { clock: Clock; logger: Logger }): Metric
   });
   const jobFailures = new Counter({
     name: 'job_failures_total',
-    help: 'Jobs that failed a try (pg-boss retries them), by queue.',
+    help: 'Jobs that failed a try (pg-boss retries them), by queue; for webhook-process, a delivery\'s first attempt from the inbox too.',
     labelNames: ['queue'] as const,
     registers,
   });
