@@ -7,7 +7,7 @@ import { endpointDisabledNotice, startEventSender } from '../modules/events/inde
 import { sendResetLink } from '../modules/passwords/index.ts';
 import { sendOperatorMessage, type OperatorMessage } from '../modules/notifications/index.ts';
 import { startInboxDispatcher } from '../webhooks/inbox/dispatcher.ts';
-import { markDead, processInboxEntries, processInboxEntry, recordFailure } from '../webhooks/inbox/processor.ts';
+import { markDead, processEachAlone, processInboxEntries } from '../webhooks/inbox/processor.ts';
 import { startInboxSweeper } from '../webhooks/inbox/sweeper.ts';
 import { chunks, createLanePolicy, inLanes } from './worker-lanes.ts';
 
@@ -121,24 +121,12 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
  * applied, and each job is run on its own so that only the failing one is retried.
  */
 async function processWebhookChunk(deps: Deps, jobs: Array<PgBoss.Job<WebhookJob>>): Promise<void> {
+  const inboxIds = jobs.map((job) => job.data.inboxId);
   try {
-    await processInboxEntries(deps, jobs.map((job) => job.data.inboxId));
-    return;
+    await processInboxEntries(deps, inboxIds);
   } catch (error) {
-    if (jobs.length === 1) return failWebhookJob(deps, jobs[0], error);
+    await processEachAlone(deps, inboxIds, error, (index, cause) => failJob(deps, QUEUES.webhook, jobs[index].id, cause));
   }
-  for (const job of jobs) {
-    try {
-      await processInboxEntry(deps, job.data.inboxId);
-    } catch (error) {
-      await failWebhookJob(deps, job, error);
-    }
-  }
-}
-
-async function failWebhookJob(deps: Deps, job: PgBoss.Job<WebhookJob>, error: unknown): Promise<void> {
-  await recordFailure(deps, job.data.inboxId, error).catch(() => undefined);
-  await failJob(deps, QUEUES.webhook, job.id, error);
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Deps } from '../../deps.ts';
 import { QUEUES, webhookRetryJobs } from '../../jobs.ts';
 import { inTransaction } from '../../lib/queue.ts';
 import { chunks, inLanes, type LanePolicy } from '../../roles/worker-lanes.ts';
-import { applyWaitingEntries, processInboxEntry, recordFailure } from './processor.ts';
+import { applyWaitingEntries, processEachAlone } from './processor.ts';
 import { lockUndispatchedAmong, markEnqueued, waitingIds } from './repo.ts';
 
 // The first attempt at every kept delivery is made here, straight from the inbox: a look
@@ -44,18 +44,14 @@ export type DispatcherOptions = {
  * retry. Returns how many rows it took (those another transaction held are left to it).
  */
 export async function applyWaitingChunk(deps: Deps, inboxIds: string[]): Promise<number> {
-  const { taken, failed } = await applyWaitingEntries(deps, inboxIds);
-  if (!failed) return taken.length;
-  for (const id of taken) {
-    try {
-      await processInboxEntry(deps, id);
-    } catch (error) {
-      await recordFailure(deps, id, error).catch(() => undefined);
-      const message = error instanceof Error ? error.message : String(error);
-      deps.logger.warn({ queue: QUEUES.webhook, inboxId: id, error: message }, 'webhook effect failed; the queue will retry it');
+  const { taken, failed, error } = await applyWaitingEntries(deps, inboxIds);
+  if (failed) {
+    await processEachAlone(deps, taken, error, async (index, cause) => {
+      const message = cause instanceof Error ? cause.message : String(cause);
+      deps.logger.warn({ queue: QUEUES.webhook, inboxId: taken[index], error: message }, 'webhook effect failed; the queue will retry it');
       deps.metrics.countJobFailure(QUEUES.webhook);
-      await handToQueue(deps, [id]);
-    }
+      await handToQueue(deps, [taken[index]]);
+    });
   }
   return taken.length;
 }

@@ -33,10 +33,10 @@ export async function processInboxEntries(deps: Deps, inboxIds: string[]): Promi
 /**
  * Those of `ids` still waiting that no other transaction holds, applied in one transaction
  * (a worker's first attempt at them; inbox/dispatcher.ts). Returns the ids it took, and
- * `failed` when applying them failed, so none was applied (the caller then tries each on
- * its own). An error before any entry was taken is thrown.
+ * `failed` with the `error` when applying them failed, so none was applied (the caller then
+ * tries each on its own). An error before any entry was taken is thrown.
  */
-export async function applyWaitingEntries(deps: Deps, ids: string[]): Promise<{ taken: string[]; failed: boolean }> {
+export async function applyWaitingEntries(deps: Deps, ids: string[]): Promise<{ taken: string[]; failed: boolean; error?: unknown }> {
   let taken: string[] = [];
   try {
     const applied = await deps.db.transaction(async (tx) => {
@@ -48,7 +48,7 @@ export async function applyWaitingEntries(deps: Deps, ids: string[]): Promise<{ 
     return { taken, failed: false };
   } catch (error) {
     if (!taken.length) throw error;
-    return { taken, failed: true };
+    return { taken, failed: true, error };
   }
 }
 
@@ -124,11 +124,31 @@ function logIgnored(deps: Deps, inboxId: string, outcome: { reason: string }): v
   deps.logger.info({ inboxId, reason: outcome.reason }, 'webhook ignored');
 }
 
-/** A failed attempt, counted outside its rolled-back transaction with the error it ended in. */
-export async function recordFailure(deps: Deps, inboxId: string, error: unknown): Promise<void> {
-  await inbox.recordFailure(deps.db, inboxId, error);
+/**
+ * After a chunk of `inboxIds` failed with `chunkError`, and so applied nothing: each entry in a
+ * transaction of its own, so that only those that fail wait for a retry. A chunk of one has had
+ * its try, and its error is its own. Each failure is counted on its row (outside the rolled-back
+ * transaction, with its error), then handed to `onFailure` with the entry's index.
+ */
+export async function processEachAlone(
+  deps: Deps,
+  inboxIds: string[],
+  chunkError: unknown,
+  onFailure: (index: number, error: unknown) => Promise<void>,
+): Promise<void> {
+  const fail = async (index: number, error: unknown) => {
+    await inbox.recordFailure(deps.db, inboxIds[index], error).catch(() => undefined);
+    await onFailure(index, error);
+  };
+  if (inboxIds.length === 1) return fail(0, chunkError);
+  for (let index = 0; index < inboxIds.length; index++) {
+    try {
+      await processInboxEntry(deps, inboxIds[index]);
+    } catch (error) {
+      await fail(index, error);
+    }
+  }
 }
-
 /** Retries are used up: the entry is kept, visibly dead, for a person to look at. */
 export async function markDead(deps: Deps, inboxId: string): Promise<void> {
   const dead = await inbox.markDead(deps.db, inboxId, deps.clock.now());
