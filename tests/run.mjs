@@ -232,11 +232,13 @@ const workers = Array.from({ length: Math.min(concurrency, queue.length) }, asyn
   let runner;
   try {
     while (queue.length) {
+      // Taken before any wait: another worker may take the last file while this one's runner starts.
+      const file = queue.shift();
       if (!runner?.alive()) {
         runner = startRunner();
         await runner.ready;
       }
-      const result = await runner.run(queue.shift());
+      const result = await runner.run(file);
       results.push(result);
       const name = relative(root, result.file);
       console.log(`${result.failed ? 'FAIL' : 'ok  '} ${name}  (${result.passed} passed, ${result.failed} failed, ${(result.ms / 1000).toFixed(1)} s)`);
