@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import type { Deps } from '../server/src/deps.ts';
 import { systemClock } from '../server/src/lib/clock.ts';
 import { createSignal } from '../server/src/lib/signal.ts';
+import { createLanePolicy } from '../server/src/roles/worker-lanes.ts';
 import { dispatchRetryDelayMs, startInboxDispatcher } from '../server/src/webhooks/inbox/dispatcher.ts';
 import { eventually } from './helpers/wait.ts';
 
@@ -25,6 +26,8 @@ function standInDeps(db: unknown, logger: Record<'warn' | 'info' | 'error', (...
   return { db, clock: systemClock, queue: {}, inboxKept: createSignal(), logger } as unknown as Deps;
 }
 
+const serverLanes = () => createLanePolicy({ embedded: false, arrivingMs: 250, backlogMs: 2_000 });
+
 /** A dispatcher on a database that throws while `failing.now` and otherwise finds no row to dispatch. */
 function startOnFlakyDatabase(failing: { now: boolean }) {
   const tries: Array<{ at: number; failed: boolean }> = [];
@@ -39,7 +42,7 @@ function startOnFlakyDatabase(failing: { now: boolean }) {
     },
   };
   const deps = standInDeps(db, { warn: log('warn'), info: log('info'), error: log('error') });
-  const dispatcher = startInboxDispatcher(deps, { besideGateway: false, perTransaction: 10 });
+  const dispatcher = startInboxDispatcher(deps, { besideGateway: false, lanes: serverLanes() });
   return { tries, logged, dispatcher };
 }
 
@@ -90,7 +93,7 @@ function startBesideGateway() {
     },
   };
   const deps = standInDeps(db, { warn() {}, info() {}, error() {} });
-  const dispatcher = startInboxDispatcher(deps, { besideGateway: true, perTransaction: 10 });
+  const dispatcher = startInboxDispatcher(deps, { besideGateway: true, lanes: serverLanes() });
   return { deps, dispatcher, tries, release: () => release() };
 }
 

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chunks, createLanePolicy, inLanes, MAX_LANES } from '../server/src/roles/worker-lanes.ts';
+import { createLanePolicy, inChunks, inLanes, inTurn, MAX_LANES, PER_TRANSACTION } from '../server/src/roles/worker-lanes.ts';
 
 const test = suite('roles/worker-lanes: one lane while deliveries arrive, every lane once a backlog lasts');
 
@@ -49,13 +49,32 @@ test('full batches while deliveries arrive: one lane for 2 s, then every lane un
   assert.is(lanes.lanes(), 1, 'a new backlog counts from its own start');
 });
 
-test('the embedded database: one lane, whatever happens', () => {
+test('the embedded database: one lane of one entry, whatever happens', () => {
   const { lanes, advance } = policy(true);
   assert.is(lanes.lanes(), 1);
   lanes.fetched(true);
   advance(10_000);
   lanes.fetched(true);
   assert.is(lanes.lanes(), 1);
+  assert.is(lanes.perTransaction(), 1);
+});
+
+test('a transaction takes few entries in the one lane beside arriving deliveries, more in every lane', () => {
+  const { lanes, advance } = policy();
+  assert.is(lanes.perTransaction(), PER_TRANSACTION.everyLane, 'nothing arriving: every lane');
+  lanes.arrived();
+  assert.is(lanes.perTransaction(), PER_TRANSACTION.oneLane);
+  advance(250);
+  assert.is(lanes.perTransaction(), PER_TRANSACTION.everyLane, 'arrivals stopped');
+  for (let ms = 0; ms <= 2_000; ms += 100) {
+    lanes.arrived();
+    lanes.fetched(true);
+    advance(100);
+  }
+  lanes.arrived();
+  assert.is(lanes.lanes(), MAX_LANES);
+  assert.is(lanes.perTransaction(), PER_TRANSACTION.everyLane, 'a backlog that lasts: every lane, even while deliveries arrive');
+  assert.ok(PER_TRANSACTION.oneLane < PER_TRANSACTION.everyLane);
 });
 
 /** Items that each wait for the test to finish them: which started, and how many ran at once. */
@@ -83,7 +102,7 @@ test('inLanes: items in order, as many at once as the count, which is read again
   const held = heldItems(8);
   const { items, started, finish, most } = held;
   let count = 2;
-  const done = inLanes(items, () => count, held.run);
+  const done = inLanes(inTurn(items), () => count, held.run);
   await settle();
   assert.equal(started, [0, 1], 'two lanes, each with the next item');
   count = 4;
@@ -108,7 +127,7 @@ test('inLanes: a failure stops the other lanes after their item, and is thrown o
   const held = heldItems(6);
   const { items, started, finish } = held;
   let settled = false;
-  const done = inLanes(items, () => 2, held.run).finally(() => (settled = true));
+  const done = inLanes(inTurn(items), () => 2, held.run).finally(() => (settled = true));
   const outcome = done.then(() => 'resolved', (error: Error) => error.message);
   await settle();
   finish.get(0)!(new Error('effect failed'));
@@ -121,10 +140,40 @@ test('inLanes: a failure stops the other lanes after their item, and is thrown o
 
 test('inLanes: nothing starts once stopped, and no items start no lane', async () => {
   let runs = 0;
-  await inLanes([1, 2, 3], () => 2, async () => void runs++, () => true);
-  await inLanes([], () => 2, async () => void runs++);
+  await inLanes(inTurn([1, 2, 3]), () => 2, async () => void runs++, () => true);
+  await inLanes(inTurn([]), () => 2, async () => void runs++);
   assert.is(runs, 0);
-  assert.equal(chunks([1, 2, 3, 4, 5], 2), [[1, 2], [3, 4], [5]]);
+});
+
+test('inChunks: each chunk as large as the size when it is taken, the last one what is left', () => {
+  let size = 2;
+  const take = inChunks([1, 2, 3, 4, 5, 6, 7, 8], () => size);
+  assert.equal(take(), [1, 2]);
+  size = 4;
+  assert.equal(take(), [3, 4, 5, 6]);
+  assert.equal(take(), [7, 8]);
+  assert.is(take(), undefined);
+});
+
+test('inLanes takes a chunk when a lane is free for it: a size changed meanwhile applies to the next one', async () => {
+  const ran: number[][] = [];
+  const releases: Array<() => void> = [];
+  let size = 10;
+  const done = inLanes(inChunks(Array.from({ length: 30 }, (_, i) => i), () => size), () => 1, (chunk) => {
+    ran.push(chunk);
+    return new Promise<void>((resolve) => releases.push(resolve));
+  });
+  await settle();
+  assert.equal(ran.map((chunk) => chunk.length), [10]);
+  size = 15;
+  releases.shift()!();
+  await settle();
+  assert.equal(ran.map((chunk) => chunk.length), [10, 15], 'the chunk after the first is cut at the new size');
+  releases.shift()!();
+  await settle();
+  releases.shift()!();
+  await done;
+  assert.equal(ran.map((chunk) => chunk.length), [10, 15, 5]);
 });
 
 test.run();

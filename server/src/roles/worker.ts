@@ -9,7 +9,7 @@ import { sendOperatorMessage, type OperatorMessage } from '../modules/notificati
 import { startInboxDispatcher } from '../webhooks/inbox/dispatcher.ts';
 import { markDead, processEachAlone, processInboxEntries } from '../webhooks/inbox/processor.ts';
 import { startInboxSweeper } from '../webhooks/inbox/sweeper.ts';
-import { chunks, createLanePolicy, inLanes } from './worker-lanes.ts';
+import { createLanePolicy, inChunks, inLanes, inTurn } from './worker-lanes.ts';
 
 export type Worker = { stop(): Promise<void> };
 
@@ -29,10 +29,7 @@ export type WorkerOptions = {
 /** Processes queued jobs (webhook effects, notifications), sends events out, and runs housekeeping. */
 export async function startWorker(deps: Deps, options: WorkerOptions): Promise<Worker> {
   const { queue, logger } = deps;
-  // The embedded database has one connection, shared with the gateway: one entry per
-  // transaction lets deliveries in between. A server takes ten entries per commit instead
-  // of one, in lanes (worker-lanes.ts).
-  const perTransaction = deps.db.embedded ? 1 : 10;
+  // How many chunks at once, and how many entries a chunk's transaction takes (worker-lanes.ts).
   // The first attempts taken from the inbox and the queue's jobs (retries, replays) each have
   // their own lanes: a backlog is one of either, and a short batch of retries must not read as
   // the end of a backlog of first attempts.
@@ -67,7 +64,7 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
 
   await workThrough<WebhookJob>(QUEUES.webhook, WEBHOOK_BATCH, (jobs) => {
     lanes.fetched(jobs.length === WEBHOOK_BATCH);
-    return inLanes(chunks(jobs, perTransaction), lanes.lanes, (chunk) => processWebhookChunk(deps, chunk));
+    return inLanes(inChunks(jobs, lanes.perTransaction), lanes.lanes, (chunk) => processWebhookChunk(deps, chunk));
   });
   await queue.work<WebhookJob>(
     QUEUES.webhookDead,
@@ -77,12 +74,12 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
     }),
   );
   await workThrough<OperatorMessage>(QUEUES.telegramSend, SEND_BATCH, (jobs) =>
-    inLanes(jobs, () => SEND_BATCH, async (job) => {
+    inLanes(inTurn(jobs), () => SEND_BATCH, async (job) => {
       await sendOperatorMessage(deps, job.data).catch((error) => failJob(deps, QUEUES.telegramSend, job.id, error));
     }),
   );
   await workThrough<PasswordResetJob>(QUEUES.passwordReset, SEND_BATCH, (jobs) =>
-    inLanes(jobs, () => SEND_BATCH, async (job) => {
+    inLanes(inTurn(jobs), () => SEND_BATCH, async (job) => {
       await sendResetLink(deps, job.data.email).catch((error) => failJob(deps, QUEUES.passwordReset, job.id, error));
     }),
   );
@@ -92,7 +89,7 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
 
   const sweeper = startInboxSweeper(deps);
   await sweeper.firstSweep;
-  const dispatcher = startInboxDispatcher(deps, { besideGateway: options.withGateway, perTransaction, lanes: inboxLanes });
+  const dispatcher = startInboxDispatcher(deps, { besideGateway: options.withGateway, lanes: inboxLanes });
   const events = startEventSender(deps, {
     onOutcome: (type, outcome) => deps.metrics.countEventDelivery(type, outcome),
     async onEndpointDisabled(endpoint) {

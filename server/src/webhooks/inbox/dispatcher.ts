@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import { QUEUES, webhookRetryJobs } from '../../jobs.ts';
 import { inTransaction } from '../../lib/queue.ts';
-import { chunks, inLanes, type LanePolicy } from '../../roles/worker-lanes.ts';
+import { inChunks, inLanes, type LanePolicy } from '../../roles/worker-lanes.ts';
 import { applyWaitingEntries, processEachAlone } from './processor.ts';
 import { lockUndispatchedAmong, markEnqueued, waitingIds } from './repo.ts';
 
@@ -32,10 +32,8 @@ const LOOK_BATCH = 1_000;
 export type DispatcherOptions = {
   /** True when the gateway runs in the same process (`npm start`). */
   besideGateway: boolean;
-  /** Rows applied per transaction (roles/worker.ts: one on the embedded database, ten on a server). */
-  perTransaction: number;
-  /** How many transactions run at once while rows keep coming (one when absent). */
-  lanes?: LanePolicy;
+  /** How many transactions run at once, and how many rows each applies (roles/worker-lanes.ts). */
+  lanes: LanePolicy;
 };
 
 /**
@@ -156,11 +154,11 @@ export function startInboxDispatcher(deps: Deps, options: DispatcherOptions): { 
  * lane policy gives while looks keep coming back full.
  */
 async function applyInLanes(deps: Deps, options: DispatcherOptions, stopped: () => boolean): Promise<void> {
-  const { perTransaction, lanes: policy } = options;
+  const { lanes: policy } = options;
   while (!stopped()) {
     const ids = await waitingIds(deps.db, LOOK_BATCH);
-    policy?.fetched(ids.length === LOOK_BATCH);
-    await inLanes(chunks(ids, perTransaction), () => policy?.lanes() ?? 1, (chunk) => applyWaitingChunk(deps, chunk), stopped);
+    policy.fetched(ids.length === LOOK_BATCH);
+    await inLanes(inChunks(ids, policy.perTransaction), policy.lanes, (chunk) => applyWaitingChunk(deps, chunk), stopped);
     if (ids.length < LOOK_BATCH) return;
   }
 }
