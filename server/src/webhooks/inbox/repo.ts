@@ -11,12 +11,15 @@ import { INBOX_STATES, type InboxRecord, type InboxState } from './model.ts';
 /** A verified delivery, ready to be kept. `scope` is the site key or channel id ('' if none). */
 export type InboxDelivery = { provider: ProviderName; scope: string; externalId: string; payload: Buffer };
 
+// The payloads travel as one bytea parameter, each cut from it by its start and length. node-postgres
+// sends a Buffer parameter as raw bytes, where an array of them would be an array literal of
+// hex text: twice the bytes to write, and each one encoded here and decoded by the server.
 const INSERT = {
   name: 'webhook_inbox_insert',
   text: `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at)
-         SELECT id, provider, scope, external_id, payload, $6::timestamptz
-         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bytea[])
-           AS d(id, provider, scope, external_id, payload)
+         SELECT id, provider, scope, external_id, substr($5::bytea, start, length), $8::timestamptz
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $6::int[], $7::int[])
+           AS d(id, provider, scope, external_id, start, length)
          ON CONFLICT (provider, scope, external_id) DO NOTHING
          RETURNING id`,
 };
@@ -28,12 +31,20 @@ const INSERT = {
  * rows' ids.
  */
 export async function insertDeliveries(db: Queryable, deliveries: Array<InboxDelivery & { id: string }>, receivedAt: Date): Promise<Set<string>> {
+  const starts: number[] = [];
+  let start = 1; // substr counts from 1
+  for (const d of deliveries) {
+    starts.push(start);
+    start += d.payload.length;
+  }
   const rows = await db.query<{ id: string }>(INSERT, [
     deliveries.map((d) => d.id),
     deliveries.map((d) => d.provider),
     deliveries.map((d) => d.scope),
     deliveries.map((d) => d.externalId),
-    deliveries.map((d) => d.payload),
+    Buffer.concat(deliveries.map((d) => d.payload)),
+    starts,
+    deliveries.map((d) => d.payload.length),
     receivedAt,
   ]);
   return new Set(rows.map((row) => row.id));

@@ -41,7 +41,7 @@ export function createInboxWriter(deps: Pick<Deps, 'db' | 'clock' | 'inboxKept'>
   }
   const write = createGroupCommit(commit, {
     maxBatch: options.maxBatch ?? 500,
-    // Payloads travel hex-encoded in one array literal; this keeps a statement to tens of MiB.
+    // Payloads travel as one parameter (inbox/repo.ts); this keeps a statement to 8 MiB or so.
     // A batch always takes one, however large: the route has already capped its size.
     weigh: (delivery) => delivery.payload.length,
     maxBatchWeight: options.maxBatchBytes ?? 8 * 1024 * 1024,
