@@ -84,11 +84,21 @@ test('the writer groups deliveries that arrive while a commit is running', async
     provider: 'messengertwo' as const,
     scope: channelId,
     externalId: `grouped-${randomUUID()}-${i}`,
-    payload: Buffer.from(message(`grouped ${i}`).payload),
+    // Lengths that differ, and characters of two to four bytes: each row must get its own bytes.
+    payload: Buffer.from(message(`grouped ${i} ${'ü€😀'.repeat(i % 7)}`).payload),
   }));
   const results = await Promise.all([...deliveries, deliveries[0]].map((d) => writer.write(d)));
   assert.is(results.filter((r) => !r.duplicate).length, 200);
   assert.ok(commits >= 1 && commits < 20, `200 deliveries in ${commits} commits`);
+  const kept = await db.query<{ external_id: string; payload: Buffer }>(
+    `SELECT external_id, payload FROM webhook_inbox WHERE provider = 'messengertwo' AND external_id = ANY($1)`,
+    [deliveries.map((d) => d.externalId)],
+  );
+  const keptBytes = new Map(kept.map((row) => [row.external_id, row.payload]));
+  assert.ok(
+    deliveries.every((d) => keptBytes.get(d.externalId)?.equals(d.payload)),
+    'every row holds its own delivery, byte for byte',
+  );
   assert.ok(rung >= 1 && rung <= commits, `inboxKept rung ${rung} times for ${commits} commits`);
   // A commit of nothing new (a provider's retry) wakes no dispatcher.
   const before = rung;
