@@ -11,9 +11,9 @@ import { INBOX_STATES, type InboxRecord, type InboxState } from './model.ts';
 /** A verified delivery, ready to be kept. `scope` is the site key or channel id ('' if none). */
 export type InboxDelivery = { provider: ProviderName; scope: string; externalId: string; payload: Buffer };
 
-// The payloads travel as one bytea parameter, each cut from it by its start and length. node-postgres
-// sends a Buffer parameter as raw bytes, where an array of them would be an array literal of
-// hex text: twice the bytes to write, and each one encoded here and decoded by the server.
+// The payloads travel as one bytea parameter, each cut from it by its start and length:
+// node-postgres sends a Buffer parameter as raw bytes, where an array of them would be an
+// array literal of hex text, twice the bytes to write, encoded here and decoded by the server.
 const INSERT = {
   name: 'webhook_inbox_insert',
   text: `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at)
