@@ -235,12 +235,15 @@ test('of a chunk taken from the inbox, the entries that apply are applied and on
     await keep(ids[1], 'messengertwo', channelId, good[1].token, good[1].payload);
   });
   try {
-    const failed = await eventually('the failing entry handed to the queue', async () => {
+    // The chunk's fallback takes its entries one by one, in order: the second good one is
+    // applied after the failing one has been handed to the queue, so wait for all three.
+    const failed = await eventually('the failing entry handed to the queue, and the others applied', async () => {
       const [current] = await service.deps.db.query<{ state: string; attempts: number; last_error: string | null; enqueued_at: Date | null }>(
         'SELECT state, attempts, last_error, enqueued_at FROM webhook_inbox WHERE id = $1',
         [bad.id],
       );
-      return current.enqueued_at ? current : undefined;
+      const waiting = await service.deps.db.query(`SELECT 1 FROM webhook_inbox WHERE id = ANY($1::uuid[]) AND state = 'received'`, [ids]);
+      return current.enqueued_at && waiting.length === 0 ? current : undefined;
     }, 10_000);
     assert.is(failed.state, 'received');
     assert.is(failed.attempts, 1, 'its own attempt is counted, the chunk\'s is not');
