@@ -149,6 +149,7 @@ export async function processEachAlone(
     }
   }
 }
+
 /** Retries are used up: the entry is kept, visibly dead, for a person to look at. */
 export async function markDead(deps: Deps, inboxId: string): Promise<void> {
   const dead = await inbox.markDead(deps.db, inboxId, deps.clock.now());
