@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { Queryable } from '../server/src/lib/db.ts';
+import { lockPayments } from '../server/src/modules/sites/sites.repo.ts';
 import { processInboxEntries, processInboxEntry } from '../server/src/webhooks/inbox/processor.ts';
 import { request, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
@@ -390,6 +392,42 @@ test('a chunk applies its payment changes with the effect of applying them one b
     assert.equal(await effects(together), expected, 'applied as one chunk');
     assert.equal(await effects(alone), expected, 'applied one by one');
   });
+});
+
+test("a chunk finds its payments by probing each key, even on a payments table never analyzed, not by reading every payment of the site", async () => {
+  const { siteKey: busy } = await caller.sites.create({ name: 'Busy shop', paymentWebhookSecret: SECRET });
+  const db = service.deps.db;
+  const [{ id: siteId }] = await db.query<{ id: number }>('SELECT id FROM sites WHERE site_key = $1', [busy]);
+  await db.query(
+    `INSERT INTO payments (site_id, reference, checkout_session, status, amount, currency, last_event_at, updated_at)
+     SELECT $1, 'pi_seed_' || i, CASE WHEN i % 2 = 0 THEN 'cs_seed_' || i END, 'paid', 100, 'eur', now(), now() FROM generate_series(1, 5000) AS i`,
+    [siteId],
+  );
+  // As before a table's first ANALYZE: PostgreSQL then guesses that a site holds a sliver of
+  // the payments, when this one holds nearly all of them.
+  await db.query(`DELETE FROM pg_statistic WHERE starelid = 'payments'::regclass`);
+  const plans: string[] = [];
+  const explaining: Queryable = {
+    query: async (text, values) => {
+      const sql = typeof text === 'string' ? text : text.text;
+      const [row] = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sql}`, values);
+      plans.push(JSON.stringify(row['QUERY PLAN']));
+      return [];
+    },
+  };
+  const keys = Array.from({ length: 50 }, (_, i) => ({ siteId, key: i % 2 ? `pi_seed_${1000 + i}` : `cs_seed_${1000 + i}` }));
+  await lockPayments(explaining, keys);
+  assert.is(plans.length, 1);
+  const scans = [...plans[0].matchAll(/"Relation Name":"payments"[^}]*/g)].map(([scan]) => scan);
+  assert.ok(scans.length > 0, plans[0]);
+  for (const scan of scans) {
+    // Both columns of a unique index: the site and the key, never the site alone with the keys as a filter.
+    assert.match(scan, /"Index Cond":"\(\(site_id = k(_\d+)?\.site_id\) AND \((reference|checkout_session) = k(_\d+)?\.key\)\)"/, scan);
+    assert.not.match(scan, /"Filter"/, scan);
+  }
+  // And what it finds: each key's payment once, by reference or by checkout session.
+  const found = await lockPayments(db, keys);
+  assert.equal(found.map((row) => row.reference).sort(), keys.map(({ key }) => key.replace('cs_', 'pi_')).sort());
 });
 
 // Two transactions at once: the embedded database has one connection, so only a server can race them.

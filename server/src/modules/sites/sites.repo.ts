@@ -68,23 +68,35 @@ export function latestPayments(db: Queryable, siteId: number): Promise<ListedPay
 export type PaymentRow = Pick<PaymentRecord, 'site_id' | 'reference' | 'checkout_session' | 'status' | 'amount' | 'currency' | 'last_event_at'>;
 
 /**
- * Not a named (prepared) statement on purpose: PostgreSQL would soon keep one generic plan
- * for it, and a plan made while the table was still empty (a new deployment's first burst)
- * finds the sites' rows by `site_id` alone and filters them, a scan of every payment of the
- * sites per chunk until the next ANALYZE. Planned with the values at each call, it always
- * takes the two key indexes.
+ * One probe of a unique index per key, in two lateral lookups: by reference (the primary
+ * key) and by checkout session. A table never analyzed (a new deployment's first burst, or
+ * a server without autovacuum) has no statistics, and PostgreSQL then guesses that a site
+ * holds a two-hundredth of the payments. The lookup of all the keys at once that this
+ * replaces (`site_id = ANY(…) AND reference = ANY(…)`, planned with the values at each call)
+ * then read every payment of the site and filtered them by key: 3.1 ms a chunk in the bench,
+ * at up to 37,000 payments, where the probes take 0.16 ms. A probe of a unique index finds at
+ * most one row, which no other plan beats whatever the statistics say, so the statement can
+ * be prepared: its generic plan probes too.
  */
-const SELECT_PAYMENTS = `SELECT site_id, reference, checkout_session, status, amount, currency, last_event_at FROM payments
-  WHERE site_id = ANY($1::integer[]) AND (reference = ANY($2::text[]) OR checkout_session = ANY($2::text[])) FOR UPDATE`;
+const SELECT_PAYMENTS = {
+  name: 'payments_lock_by_key',
+  text: `SELECT p.* FROM unnest($1::integer[], $2::text[]) AS k(site_id, key),
+           LATERAL (SELECT site_id, reference, checkout_session, status, amount, currency, last_event_at FROM payments
+                    WHERE site_id = k.site_id AND reference = k.key FOR UPDATE) AS p
+         UNION ALL
+         SELECT p.* FROM unnest($1::integer[], $2::text[]) AS k(site_id, key),
+           LATERAL (SELECT site_id, reference, checkout_session, status, amount, currency, last_event_at FROM payments
+                    WHERE site_id = k.site_id AND checkout_session = k.key FOR UPDATE) AS p`,
+};
 
 /**
- * The payments of these sites known by any of these keys, locked. A row of one site that
- * only another site's key names is among them too (Stripe's ids are unique across accounts,
- * so this is a row locked for nothing, not a wrong match: each site's changes look only at
- * their own site's rows).
+ * The payments that these keys name, each key looked up in its own site as its reference or
+ * its checkout session, locked. A row that two keys find is returned once.
  */
-export function lockPayments(tx: Queryable, siteIds: number[], keys: string[]): Promise<PaymentRow[]> {
-  return tx.query<PaymentRow>(SELECT_PAYMENTS, [siteIds, keys]);
+export async function lockPayments(tx: Queryable, keys: Array<{ siteId: number; key: string }>): Promise<PaymentRow[]> {
+  const rows = await tx.query<PaymentRow>(SELECT_PAYMENTS, [keys.map((k) => k.siteId), keys.map((k) => k.key)]);
+  const unique = new Map(rows.map((row) => [`${row.site_id}\u0000${row.reference}`, row]));
+  return [...unique.values()];
 }
 
 export async function deletePayments(tx: Queryable, payments: Array<Pick<PaymentRecord, 'site_id' | 'reference'>>): Promise<void> {
