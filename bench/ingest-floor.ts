@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import { createInboxWriter, type Queryable } from '../server/src/index.ts';
 
 /**
  * Where the receiver below keeps nothing: it verifies, parses and answers 200 without its
@@ -9,6 +10,31 @@ import pg from 'pg';
  * machine, however it stores it: the ceiling that the ingest rows are read against.
  */
 export const UNSTORED_PATH = '/unstored';
+
+/**
+ * Where the receiver below keeps each delivery as our intake does, without a framework or a
+ * worker: the inbox's own writer (webhooks/inbox/writer.ts: its group commit, its multi-row
+ * INSERT … ON CONFLICT), into a copy of the inbox's table with all its indexes. What storing
+ * a delivery durably our way reaches on this machine; our ingest row against it is what the
+ * framework (Koa, the middleware, the routes) and the worker beside it cost.
+ */
+export const GROUPED_PATH = '/grouped';
+
+/**
+ * The inbox's statements, sent to `bench_grouped_inbox` instead of `webhook_inbox`: the same
+ * SQL, parameters and prepared name but for the table, so that the service's worker never
+ * sees these rows.
+ */
+function onCopyOfInbox(pool: pg.Pool): Queryable {
+  return {
+    async query<Row>(query: Parameters<Queryable['query']>[0], values?: unknown[]): Promise<Row[]> {
+      const { name, text } = typeof query === 'string' ? { name: undefined, text: query } : query;
+      if (!/^INSERT INTO webhook_inbox /.test(text)) throw new Error(`not an inbox insert: ${text.slice(0, 40)}`);
+      const copy = { name: name && `bench_grouped_${name}`, text: text.replace('INSERT INTO webhook_inbox ', 'INSERT INTO bench_grouped_inbox ') };
+      return (await pool.query(copy, values)).rows as Row[];
+    },
+  };
+}
 
 /**
  * The reference for webhook ingest: the receiver Stripe's docs sketch, written by hand with
@@ -22,6 +48,10 @@ export async function startIngestFloor(databaseUrl: string, secret: string): Pro
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
   await pool.query(`CREATE TABLE IF NOT EXISTS bench_floor_inbox (
     event_id text PRIMARY KEY, payload bytea NOT NULL, received_at timestamptz NOT NULL DEFAULT now())`);
+  // The service has made the inbox's table by now (its migrations run at start).
+  await pool.query('CREATE TABLE IF NOT EXISTS bench_grouped_inbox (LIKE webhook_inbox INCLUDING ALL)');
+  // Nothing listens for its commits: no worker takes these rows.
+  const grouped = createInboxWriter({ db: { ...onCopyOfInbox(pool), embedded: false }, clock: { now: () => new Date() }, inboxKept: { notify() {}, listen: () => () => {} } });
 
   const verified = (raw: Buffer, header: string | undefined): boolean => {
     const parts = new Map((header ?? '').split(',').map((part) => part.split('=', 2) as [string, string]));
@@ -46,6 +76,13 @@ export async function startIngestFloor(databaseUrl: string, secret: string): Pro
         return answer(400, '{"error":"bad json"}');
       }
       if (req.url === UNSTORED_PATH) return answer(200, '{"received":true}');
+      if (req.url === GROUPED_PATH) {
+        grouped.write({ provider: 'payment', scope: 'bench', externalId: id, payload: raw }).then(
+          () => answer(200, '{"received":true}'),
+          () => answer(500, '{"error":"not stored"}'),
+        );
+        return;
+      }
       pool.query('INSERT INTO bench_floor_inbox (event_id, payload) VALUES ($1, $2) ON CONFLICT DO NOTHING', [id, raw]).then(
         () => answer(200, '{"received":true}'),
         () => answer(500, '{"error":"not stored"}'),

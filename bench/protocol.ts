@@ -19,7 +19,7 @@ export type ServiceInfo = {
   publicUrl: string;
   /** The bare Koa handler in the same process: the baseline. */
   bareUrl: string;
-  /** A hand-written receiver of the site's payment webhooks in the same process: ingest's reference (ingest-floor.ts). */
+  /** A hand-written receiver of the site's payment webhooks in the same process, with its paths: ingest's references (ingest-floor.ts). */
   ingestFloorUrl: string;
   account: SeededAccount;
   site: SeededSite;

@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import type autocannon from 'autocannon';
 import type { Measurement } from './measurement.ts';
-import { UNSTORED_PATH } from './ingest-floor.ts';
+import { GROUPED_PATH, UNSTORED_PATH } from './ingest-floor.ts';
 import type { BenchContext } from './scenarios.ts';
 import type { ServiceProcess } from './service-process.ts';
 
@@ -53,6 +53,12 @@ export async function untilInboxDrained(service: ServiceProcess, timeoutMs = 120
 export function webhookIngestFloor(bench: BenchContext): Promise<Measurement> {
   const { ingestFloorUrl, site } = bench.service.info;
   return bench.load({ url: ingestFloorUrl, method: 'POST', setupRequest: signedDeliveries(site.webhookSecret) });
+}
+
+/** The same deliveries to the receiver where it keeps them as our inbox does, with its writer and without a framework. */
+export function webhookIngestGrouped(bench: BenchContext): Promise<Measurement> {
+  const { ingestFloorUrl, site } = bench.service.info;
+  return bench.load({ url: `${ingestFloorUrl}${GROUPED_PATH}`, method: 'POST', setupRequest: signedDeliveries(site.webhookSecret) });
 }
 
 /** The same deliveries to the hand-written receiver where it stores nothing: the ceiling of any ingest here. */

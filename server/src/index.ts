@@ -40,6 +40,8 @@ export { warnWithoutAutovacuum } from './lib/autovacuum-check.ts';
 export { PROVIDERS } from './webhooks/registry.ts';
 export { PROVIDER_NAMES, type AnyWebhookProvider, type ProviderName } from './webhooks/provider.ts';
 export { createWebhookIntake } from './webhooks/inbox/intake.ts';
+// The bench's receiver without a framework keeps deliveries with the inbox's own writer.
+export { createInboxWriter } from './webhooks/inbox/writer.ts';
 export { countByProviderAndState, type InboxState } from './webhooks/inbox/repo.ts';
 
 // Events out: the outbox (the bench writes through it) and the age of the oldest delivery waiting, for the metrics.

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../deps.ts';
+import type { Db, Queryable } from '../../lib/db.ts';
 import { createGroupCommit } from '../../lib/group-commit.ts';
 import { insertDeliveries, type InboxDelivery } from './repo.ts';
 
@@ -19,7 +20,10 @@ export type InboxWriterOptions = { maxBatch?: number; maxBatchBytes?: number; ma
  * connection, so there one commit runs at a time; on a server a few overlap, which hides
  * each one's round trips behind the others.
  */
-export function createInboxWriter(deps: Pick<Deps, 'db' | 'clock' | 'inboxKept'>, options: InboxWriterOptions = {}): InboxWriter {
+/** What the writer uses of the service's deps: its statements need only a connection that queries. */
+export type InboxWriterDeps = Pick<Deps, 'clock' | 'inboxKept'> & { db: Queryable & Pick<Db, 'embedded'> };
+
+export function createInboxWriter(deps: InboxWriterDeps, options: InboxWriterOptions = {}): InboxWriter {
   async function commit(batch: InboxDelivery[]): Promise<Array<{ duplicate: boolean }>> {
     // One row per key: the same delivery twice in a batch is a retry racing its original.
     const firstByKey = new Map<string, InboxDelivery & { id: string }>();
