@@ -34,6 +34,8 @@ export type Metrics = {
   observeRequest(route: string, method: string, status: number, seconds: number): void;
   countWebhook(provider: string, outcome: WebhookOutcome): void;
   countJobFailure(queue: string): void;
+  /** A look of the worker's inbox dispatcher that failed as a whole (the database away, say); it tries again with backoff. */
+  countDispatchFailure(): void;
   countLogin(outcome: LoginOutcome): void;
   /** `rule` is the rule's name (login-ip, register-address, …), never the key it counted. */
   countRateLimitRefusal(rule: string): void;
@@ -83,6 +85,11 @@ export function createMetrics(options: { clock: Clock; logger: Logger }): Metric
     name: 'job_failures_total',
     help: 'Jobs that failed a try (pg-boss retries them), by queue; for webhook-process, a delivery\'s first attempt from the inbox too.',
     labelNames: ['queue'] as const,
+    registers,
+  });
+  const dispatchFailures = new Counter({
+    name: 'inbox_dispatch_failures_total',
+    help: "Tries of the worker's inbox dispatcher that failed as a whole (the database away, say); it tries again with backoff.",
     registers,
   });
   const logins = new Counter({
@@ -142,6 +149,7 @@ export function createMetrics(options: { clock: Clock; logger: Logger }): Metric
     },
     countWebhook: (provider, outcome) => webhookDeliveries.inc({ provider, outcome }),
     countJobFailure: (queue) => jobFailures.inc({ queue }),
+    countDispatchFailure: () => dispatchFailures.inc(),
     countLogin: (outcome) => logins.inc({ outcome }),
     countRateLimitRefusal: (rule) => rateLimitRefusals.inc({ rule }),
     readInboxFrom: inbox.readFrom,

@@ -99,6 +99,7 @@ export function startInboxDispatcher(deps: Deps, options: DispatcherOptions): { 
   let loggedAt = -Infinity;
   const onFailure = (error: unknown) => {
     failures++;
+    deps.metrics.countDispatchFailure();
     const now = performance.now();
     retryAt = now + dispatchRetryDelayMs(failures);
     if (failures === 1 || now - loggedAt >= FAILURE_LOG_INTERVAL_MS) {
