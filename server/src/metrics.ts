@@ -34,7 +34,7 @@ export type Metrics = {
   observeRequest(route: string, method: string, status: number, seconds: number): void;
   countWebhook(provider: string, outcome: WebhookOutcome): void;
   countJobFailure(queue: string): void;
-  /** A look of the worker's inbox dispatcher that failed as a whole (the database away, say); it tries again with backoff. */
+  /** A try of the worker's inbox dispatcher that failed as a whole (the database away, say); it tries again with backoff. */
   countDispatchFailure(): void;
   countLogin(outcome: LoginOutcome): void;
   /** `rule` is the rule's name (login-ip, register-address, …), never the key it counted. */

@@ -13,6 +13,9 @@ export type InboxWriter = {
 
 export type InboxWriterOptions = { maxBatch?: number; maxBatchBytes?: number; maxInFlight?: number };
 
+/** What the writer uses of the service's deps: its statements need only a connection that queries. */
+export type InboxWriterDeps = Pick<Deps, 'clock' | 'inboxKept'> & { db: Queryable & Pick<Db, 'embedded'> };
+
 /**
  * Deliveries are kept by group commit (lib/group-commit.ts): under load one multi-row
  * INSERT serves hundreds of them, and every caller is answered only after the commit that
@@ -20,9 +23,6 @@ export type InboxWriterOptions = { maxBatch?: number; maxBatchBytes?: number; ma
  * connection, so there one commit runs at a time; on a server a few overlap, which hides
  * each one's round trips behind the others.
  */
-/** What the writer uses of the service's deps: its statements need only a connection that queries. */
-export type InboxWriterDeps = Pick<Deps, 'clock' | 'inboxKept'> & { db: Queryable & Pick<Db, 'embedded'> };
-
 export function createInboxWriter(deps: InboxWriterDeps, options: InboxWriterOptions = {}): InboxWriter {
   async function commit(batch: InboxDelivery[]): Promise<Array<{ duplicate: boolean }>> {
     // One row per key: the same delivery twice in a batch is a retry racing its original.
