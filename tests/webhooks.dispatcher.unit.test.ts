@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import type { Deps } from '../server/src/deps.ts';
 import { systemClock } from '../server/src/lib/clock.ts';
 import { createSignal } from '../server/src/lib/signal.ts';
+import { createMetrics } from '../server/src/metrics.ts';
 import { createLanePolicy } from '../server/src/roles/worker-lanes.ts';
 import { dispatchRetryDelayMs, startInboxDispatcher } from '../server/src/webhooks/inbox/dispatcher.ts';
 import { eventually } from './helpers/wait.ts';
@@ -21,9 +22,15 @@ test('the wait after each failure in a row doubles from 200 ms and stays at 5 s'
 
 type Logged = { level: string; fields: Record<string, unknown>; message: string };
 
-/** What the dispatcher reads of its deps: a stand-in database, the real clock and signal, a logger. */
+/** What the dispatcher reads of its deps: a stand-in database, the real clock, signal and metrics, a logger. */
 function standInDeps(db: unknown, logger: Record<'warn' | 'info' | 'error', (...args: any[]) => void>): Deps {
-  return { db, clock: systemClock, queue: {}, inboxKept: createSignal(), logger } as unknown as Deps;
+  const metrics = createMetrics({ clock: systemClock, logger: logger as unknown as Deps['logger'] });
+  return { db, clock: systemClock, queue: {}, inboxKept: createSignal(), logger, metrics } as unknown as Deps;
+}
+
+/** The failed tries that the dispatcher counted in its metrics. */
+async function countedFailures(deps: Deps): Promise<number> {
+  return (await deps.metrics.registry.getSingleMetric('inbox_dispatch_failures_total')!.get()).values[0]?.value ?? 0;
 }
 
 const serverLanes = () => createLanePolicy({ embedded: false, arrivingMs: 250, backlogMs: 2_000 });
@@ -43,12 +50,12 @@ function startOnFlakyDatabase(failing: { now: boolean }) {
   };
   const deps = standInDeps(db, { warn: log('warn'), info: log('info'), error: log('error') });
   const dispatcher = startInboxDispatcher(deps, { besideGateway: false, lanes: serverLanes() });
-  return { tries, logged, dispatcher };
+  return { tries, logged, dispatcher, deps };
 }
 
 test('a failing dispatch waits out its backoff before each new try; one warning a streak, one line when it works again', async () => {
   const failing = { now: true };
-  const { tries, logged, dispatcher } = startOnFlakyDatabase(failing);
+  const { tries, logged, dispatcher, deps } = startOnFlakyDatabase(failing);
   try {
     await eventually('a second failed try', () => tries.length >= 2, 5_000);
     failing.now = false;
@@ -66,6 +73,8 @@ test('a failing dispatch waits out its backoff before each new try; one warning 
       ],
     );
     assert.match(String(logged[0].fields.err), 'ECONNREFUSED', 'the warning carries the cause');
+    // Every failed try is counted, where the log said it once.
+    assert.is(await countedFailures(deps), tries.filter((one) => one.failed).length);
 
     // Working again ends the streak: the next failure is the first of a new one.
     failing.now = true;
