@@ -34,12 +34,9 @@ export async function applyPaymentChanges(deps: Deps, tx: Tx, changes: Array<{ s
   const paymentsOf = new Map<number, Map<string, Payment>>([...sites.values()].map((site) => [site.id, new Map()]));
   const stored: Array<{ site_id: number; reference: string }> = [];
   if (known.length) {
-    const keys = new Map<string, { siteId: number; key: string }>();
-    for (const { siteKey, change } of known) {
-      const siteId = sites.get(siteKey)!.id;
-      for (const key of paymentKeys(change)) keys.set(`${siteId}\u0000${key}`, { siteId, key });
-    }
-    for (const row of await repo.lockPayments(tx, [...keys.values()])) {
+    // A payment named by several changes is probed once per key; lockPayments returns it once.
+    const keys = known.flatMap(({ siteKey, change }) => paymentKeys(change).map((key) => ({ siteId: sites.get(siteKey)!.id, key })));
+    for (const row of await repo.lockPayments(tx, keys)) {
       paymentsOf.get(row.site_id)!.set(row.reference, fromRow(row));
       stored.push(row);
     }
