@@ -112,6 +112,23 @@ test('close fails every job it ends, the queued ones included, a verification to
   await hasher.close();
 });
 
+test('a job asked for while the hasher closes runs on a new thread; that thread ends with the next close', async () => {
+  const before = lowered();
+  const hasher = await createPasswordHasher({ concurrency: 1 });
+  await hasher.hash('the first thread starts');
+  const closing = hasher.close();
+  // Asked for before the old thread has ended: it must not be handed to that thread, nor be
+  // run on a thread the close then forgets.
+  const during = hasher.hash('asked for while closing').then(
+    (stored) => stored,
+    (error: Error) => error.message,
+  );
+  await closing;
+  assert.match(await during, /^\$argon2id\$/);
+  await hasher.close();
+  await eventually('every hashing thread gone after the second close', () => lowered() === before, 5_000);
+});
+
 test('a thread that dies fails the jobs it held; the queued ones run on its replacement', async () => {
   const hasher = await createPasswordHasher({ concurrency: 1 });
   const post = Worker.prototype.postMessage;

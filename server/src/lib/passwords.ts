@@ -73,10 +73,10 @@ const JOBS_PER_THREAD = 2;
  */
 function createHashingThreads(slots: number) {
   const argon2 = createRequire(import.meta.url).resolve('@node-rs/argon2');
-  type Slot = { thread: Worker; held: Waiter[]; failure?: unknown };
+  /** `retired`: closed, its thread ending; it takes no more jobs and is not replaced. */
+  type Slot = { thread: Worker; held: Waiter[]; retired: boolean; failure?: unknown };
   const pool = new Set<Slot>();
   const queue: Array<{ job: Job; waiter: Waiter }> = [];
-  let closing = false;
 
   // Hands queued jobs to a slot with room; an idle thread does not keep the process alive.
   const feed = (slot: Slot) => {
@@ -89,12 +89,12 @@ function createHashingThreads(slots: number) {
     if (!slot.held.length) slot.thread.unref();
   };
   const spawn = () => {
-    const slot: Slot = { thread: new Worker(THREAD_SOURCE, { eval: true, workerData: { argon2, nice: HASHING_NICE } }), held: [] };
+    const slot: Slot = { thread: new Worker(THREAD_SOURCE, { eval: true, workerData: { argon2, nice: HASHING_NICE } }), held: [], retired: false };
     slot.thread.unref();
     // Replies come in the order the jobs went in.
     slot.thread.on('message', (reply: Reply) => {
       const waiter = slot.held.shift();
-      feed(slot);
+      if (!slot.retired) feed(slot);
       waiter?.resolve(reply);
     });
     slot.thread.on('error', (error) => (slot.failure = error));
@@ -103,7 +103,7 @@ function createHashingThreads(slots: number) {
     slot.thread.on('exit', () => {
       pool.delete(slot);
       for (const waiter of slot.held.splice(0)) waiter.reject(slot.failure ?? new Error('a hashing thread exited'));
-      if (!closing && queue.length) feed(spawn());
+      if (!slot.retired && queue.length) feed(spawn());
     });
     pool.add(slot);
     return slot;
@@ -116,7 +116,6 @@ function createHashingThreads(slots: number) {
   };
   return {
     async run<T>(job: Job): Promise<T> {
-      closing = false;
       while (pool.size < slots) spawn();
       const reply = await new Promise<Reply>((resolve, reject) => {
         queue.push({ job, waiter: { resolve, reject } });
@@ -126,11 +125,14 @@ function createHashingThreads(slots: number) {
       if (reply.failed) throw new Argon2Refused(job.op);
       return reply.value as T;
     },
+    // The closed threads leave the pool at once: a job asked for while they end starts new
+    // ones, and is neither handed to a thread on its way out nor left without one.
     async close() {
-      closing = true;
-      for (const { waiter } of queue.splice(0)) waiter.reject(new Error('the password hasher was closed'));
-      await Promise.all([...pool].map((slot) => slot.thread.terminate()));
+      const retiring = [...pool];
       pool.clear();
+      for (const slot of retiring) slot.retired = true;
+      for (const { waiter } of queue.splice(0)) waiter.reject(new Error('the password hasher was closed'));
+      await Promise.all(retiring.map((slot) => slot.thread.terminate()));
     },
   };
 }
