@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
 import type autocannon from 'autocannon';
 import type { Measurement } from './measurement.ts';
@@ -9,11 +10,13 @@ const stripe = new Stripe('sk_test_bench');
 
 /**
  * A fresh Stripe event per request (distinct ids, so every one is a new inbox row), signed
- * by Stripe's own SDK the way Stripe signs deliveries.
+ * by Stripe's own SDK the way Stripe signs deliveries. Each call names its run at random:
+ * two references started in the same millisecond must not send the same ids, since a
+ * duplicate is cheaper to answer than a new delivery.
  */
 export function signedDeliveries(secret: string): autocannon.Request['setupRequest'] {
   let sequence = 0;
-  const runId = Date.now().toString(36);
+  const runId = randomUUID().slice(0, 13);
   return (request) => {
     const n = sequence++;
     const created = Math.floor(Date.now() / 1000);
