@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import type { Clock } from '../../lib/clock.ts';
 import { createGroupedTtlCache } from '../../lib/ttl-cache.ts';
 import type { CachedAuth } from './sessions.types.ts';
@@ -28,10 +28,11 @@ export interface AuthCache {
 /**
  * Not the HMAC the database is searched by: on a hit that HMAC would be most of the lookup's
  * cost. A SHA-256 under a salt of this process's own keeps the plaintext key out of the map
- * all the same (a 256-bit random key cannot be guessed back from its hash).
+ * all the same (a 256-bit random key cannot be guessed back from its hash). One-shot
+ * `hash`, not a `createHash` object: half the cost, on every request made with a key.
  */
 const KEY_SALT = randomBytes(16).toString('hex');
-export const apiKeyCacheKey = (apiKey: string) => `key:${createHash('sha256').update(KEY_SALT + apiKey.toLowerCase()).digest('base64')}`;
+export const apiKeyCacheKey = (apiKey: string) => `key:${hash('sha256', KEY_SALT + apiKey.toLowerCase(), 'base64')}`;
 export const sessionCacheKey = (sessionId: string) => `session:${sessionId.toLowerCase()}`;
 
 /** The account a notice on AUTH_CHANNEL names; undefined for anything else ('*' after a TRUNCATE): forget everything. */
