@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createSecretBox } from '../server/src/lib/crypto.ts';
@@ -7,6 +8,7 @@ import { createLogger } from '../server/src/lib/logger.ts';
 import { migrate } from '../server/src/migrations/index.ts';
 import { LEASE_SCAN, leaseDue, markDelivered, markFailed, type DueDelivery } from '../server/src/modules/events/events.repo.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+import { eventually } from './helpers/wait.ts';
 
 // The event sender's lease (events.repo.ts, leaseDue) against a real database, with the
 // clock passed in: each account's deliveries go one at a time and in order; the ones found
@@ -150,5 +152,100 @@ test('a delivery set aside behind one waiting for its retry is read again at tha
   assert.equal(await lease(context, at(now, LEASE_MS + 2 * SECOND)), { due: [], held: 1 });
   assert.is(await heldUntil(), now.getTime() + 300 * SECOND);
 });
+
+test('finishing deliveries is planned at the table\'s size of the moment: a plan made while it was small does not read it whole later', async () => {
+  // A database of its own, whose deliveries table starts empty, as a new deployment's does.
+  const database = await createTestDatabase({ migrated: true });
+  const own = await createDatabase({ databaseUrl: database.env.DATABASE_URL, dataDir: database.env.DATA_DIR, logger });
+  // One connection: a statement prepared by name keeps its plans per connection, and after a
+  // few runs PostgreSQL settles on one plan for any values when that looks no costlier. A
+  // plan made while the table was small looks cheap; with autovacuum off, no ANALYZE comes to
+  // replace it. On the embedded database there is only one connection.
+  const client = database.env.DATABASE_URL ? new pg.Client({ connectionString: database.env.DATABASE_URL }) : undefined;
+  await client?.connect();
+  const db = (client ? { query: async (sql: string | { text: string; name?: string }, values?: unknown[]) => (await client.query(typeof sql === 'string' ? { text: sql, values } : { ...sql, values })).rows } : own) as Db;
+  try {
+    const key = randomBytes(32);
+    await migrate(own, logger, { secretBox: createSecretBox([key]), dataKeys: [key] });
+    const endpoint = randomUUID();
+    await db.query(`INSERT INTO event_endpoints (id, url, secret_sealed, created_at, updated_at) VALUES ($1, 'http://127.0.0.1:9/', 'unused', now(), now())`, [endpoint]);
+    const now = new Date();
+    /** Two deliveries for each of `accounts` accounts from `first` on, the second held for an hour. */
+    const queueHeld = (first: number, accounts: number) =>
+      db.query(
+        `WITH ev AS (
+           INSERT INTO events (id, type, account_id, body, created_at)
+           SELECT 'msg_' || gen_random_uuid(), 'security.changed', $2::int + g / 2, '{}', $4 FROM generate_series(0, 2 * $3::int - 1) g RETURNING id, account_id
+         )
+         INSERT INTO event_deliveries (id, endpoint_id, event_id, account_id, type, state, next_attempt_at, held_until, created_at)
+         SELECT gen_random_uuid(), $1, ev.id, ev.account_id, 'security.changed', 'pending', $4, $4::timestamptz + interval '1 hour', $4 FROM ev ORDER BY ev.account_id, ev.id`,
+        [endpoint, first, accounts, now],
+      );
+    /** The first delivery of `count` accounts from `from` on that have had none delivered yet. */
+    const firstOf = (from: number, count: number) =>
+      db.query<{ id: string }>(
+        `SELECT DISTINCT ON (account_id) id FROM event_deliveries d
+         WHERE account_id >= $1 AND NOT EXISTS (SELECT FROM event_deliveries x WHERE x.account_id = d.account_id AND x.state <> 'pending')
+         ORDER BY account_id, seq LIMIT $2`,
+        [from, count],
+      );
+    const finish = (rows: Array<{ id: string }>) => markDelivered(db, rows.map(({ id }) => ({ id, status: 200, attempt: attempt(now) })), now);
+    await queueHeld(1, 8);
+    for (const row of await firstOf(1, 8)) await finish([row]);
+    await queueHeld(100_000, 10_000);
+    for (let n = 0; n < 12; n++) await finish(await firstOf(100_000, 64));
+    const batch = await firstOf(100_000, 64);
+    // This connection's count of whole-table reads, not yet reported (other statements of it
+    // may be in it too: the difference across the one statement is what it read).
+    const seqScans = async () =>
+      (await db.query<{ scans: number }>(`SELECT pg_stat_get_xact_numscans('event_deliveries'::regclass)::int AS scans`))[0].scans;
+    await db.query('BEGIN');
+    const before = await seqScans();
+    await finish(batch);
+    const scans = (await seqScans()) - before;
+    await db.query('COMMIT');
+    assert.is(scans, 0, 'no read of the whole table');
+    const [{ released }] = await db.query<{ released: number }>(`SELECT count(*)::int AS released FROM event_deliveries WHERE account_id >= 100000 AND held_until = $1`, [now]);
+    assert.is(released, 13 * 64, 'the next of each account goes at once');
+  } finally {
+    await client?.end();
+    await own.close();
+    await database.drop();
+  }
+});
+
+// A second connection holding a row lock needs a database server: the embedded database
+// takes one connection at a time.
+if (process.env.DATABASE_URL) {
+  test('the next of an account goes at once even when its row was written meanwhile by another transaction', async (context) => {
+    const now = new Date();
+    const chain = await queue(context, 2, now);
+    assert.equal(ids((await lease(context, now)).due), [chain[0]]);
+    const failed = { status: 500, error: 'HTTP 500', attempt: { ...attempt(now), status: 500, error: 'HTTP 500' } };
+    await markFailed(context.db, chain[0], { ...failed, retryAt: at(now, 10 * SECOND) }, now);
+    assert.equal(await lease(context, at(now, SECOND)), { due: [], held: 1 }, 'set aside until the retry, and a lease length at least');
+    assert.equal(ids((await lease(context, at(now, 11 * SECOND))).due), [chain[0]]);
+    // Another worker's lease, say, writes the held row and has not committed yet: the
+    // finishing statement waits for it, then finds the row's new version, not the one it read.
+    const other = new pg.Client({ connectionString: context.database.env.DATABASE_URL });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('UPDATE event_deliveries SET held_until = held_until WHERE id = $1', [chain[1]]);
+      const finishing = markDelivered(context.db, [{ id: chain[0], status: 200, attempt: attempt(at(now, 12 * SECOND)) }], at(now, 12 * SECOND));
+      await eventually('the finishing statement waits for the row lock', async () => {
+        const [{ waiting }] = await context.db.query<{ waiting: number }>(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%released AS%'`,
+        );
+        return waiting === 1;
+      }, 5_000);
+      await other.query('COMMIT');
+      await finishing;
+    } finally {
+      await other.end();
+    }
+    assert.equal(ids((await lease(context, at(now, 12 * SECOND))).due), [chain[1]], 'due at once, not when its hold runs out');
+  });
+}
 
 test.run();
