@@ -307,13 +307,6 @@ export async function leaseDue(
  * worker's lease holding it again) gets a new ctid, and the update, once that transaction
  * commits, checks the row's new version; by ctid it would find nothing there and leave the
  * row held until its hold ran out. Still held then, it goes now.
- *
- * The two statements that finish deliveries are not prepared by name, so each is planned
- * with the values it is given, at the table's size of the moment. Prepared, PostgreSQL
- * settles after a few runs on one plan for any values, made once while the table was small:
- * where no ANALYZE comes to replace it (autovacuum off), that plan read the whole table to
- * find a batch's deliveries and their next, 60 ms for a batch of 64 at 100,000 deliveries
- * instead of 4. Planning each costs under a millisecond a batch.
  */
 const letNextGo = (others: string) => `released AS (
                UPDATE event_deliveries n SET held_until = $4
@@ -339,18 +332,25 @@ export type Delivered = { id: string; status: number; attempt: AttemptLogEntry }
  * 2xx answers: delivered, each endpoint's run of failures is over, and the next of each
  * account goes. One statement for many deliveries (the sender groups them), so a busy
  * sender costs few round trips.
+ *
+ * Not prepared by name (nor is markFailed's), so each run is planned with the values it is
+ * given, at the table's size of the moment. Prepared, PostgreSQL settled after a few runs on
+ * one plan for any values, made while the table was small; where no ANALYZE came to replace
+ * it (autovacuum off), that plan read the whole table to find a batch's deliveries and their
+ * next: 60 ms for a batch of 64 at 100,000 deliveries instead of 4. Planning costs under a
+ * millisecond a batch.
  */
 export async function markDelivered(db: Queryable, delivered: Delivered[], now: Date): Promise<void> {
   await db.query(
     `WITH done AS (
-               SELECT * FROM unnest($1::uuid[], $2::int[], $3::jsonb[]) AS t (id, status, attempt)
-             ), d AS (
-               UPDATE event_deliveries e SET state = 'delivered', attempts = e.attempts + 1, step = e.step + 1, last_status = done.status,
-                      last_error = NULL, leased_until = NULL, finished_at = $4,
-                      attempts_log = (CASE WHEN jsonb_array_length(e.attempts_log) >= 10 THEN e.attempts_log - 0 ELSE e.attempts_log END) || jsonb_build_array(done.attempt)
-               FROM done WHERE e.id = done.id AND e.state NOT IN ${FINISHED} RETURNING e.endpoint_id, e.account_id, e.seq
-             ), finished AS (SELECT * FROM d), ${letNextGo('e.id <> ALL ($1::uuid[])')}
-             UPDATE event_endpoints ep SET failing_since = NULL WHERE ep.id IN (SELECT endpoint_id FROM d) AND ep.failing_since IS NOT NULL`,
+       SELECT * FROM unnest($1::uuid[], $2::int[], $3::jsonb[]) AS t (id, status, attempt)
+     ), d AS (
+       UPDATE event_deliveries e SET state = 'delivered', attempts = e.attempts + 1, step = e.step + 1, last_status = done.status,
+              last_error = NULL, leased_until = NULL, finished_at = $4,
+              attempts_log = (CASE WHEN jsonb_array_length(e.attempts_log) >= 10 THEN e.attempts_log - 0 ELSE e.attempts_log END) || jsonb_build_array(done.attempt)
+       FROM done WHERE e.id = done.id AND e.state NOT IN ${FINISHED} RETURNING e.endpoint_id, e.account_id, e.seq
+     ), finished AS (SELECT * FROM d), ${letNextGo('e.id <> ALL ($1::uuid[])')}
+     UPDATE event_endpoints ep SET failing_since = NULL WHERE ep.id IN (SELECT endpoint_id FROM d) AND ep.failing_since IS NOT NULL`,
     [delivered.map((row) => row.id), delivered.map((row) => row.status), delivered.map((row) => JSON.stringify(row.attempt)), now],
   );
 }
@@ -365,14 +365,14 @@ export type FailedAttempt = { status: number | null; error: string; attempt: Att
 export async function markFailed(db: Queryable, id: string, failed: FailedAttempt, now: Date): Promise<Pick<EventEndpointRecord, 'id' | 'failing_since' | 'enabled' | 'url'> | undefined> {
   const [endpoint] = await db.query<Pick<EventEndpointRecord, 'id' | 'failing_since' | 'enabled' | 'url'>>(
     `WITH d AS (
-               UPDATE event_deliveries SET state = CASE WHEN $5::timestamptz IS NULL THEN 'dead' ELSE 'pending' END,
-                      attempts = attempts + 1, step = step + 1, last_status = $2, last_error = $6,
-                      next_attempt_at = COALESCE($5, next_attempt_at), leased_until = NULL,
-                      finished_at = CASE WHEN $5::timestamptz IS NULL THEN $4::timestamptz END, attempts_log = ${LOG_APPEND}
-               WHERE id = $1 AND state = 'pending' RETURNING endpoint_id, account_id, seq, state
-             ), finished AS (SELECT * FROM d WHERE state = 'dead'), ${letNextGo('e.id <> $1')}
-             UPDATE event_endpoints ep SET failing_since = COALESCE(ep.failing_since, $4) FROM d WHERE ep.id = d.endpoint_id
-             RETURNING ep.id, ep.failing_since, ep.enabled, ep.url`,
+       UPDATE event_deliveries SET state = CASE WHEN $5::timestamptz IS NULL THEN 'dead' ELSE 'pending' END,
+              attempts = attempts + 1, step = step + 1, last_status = $2, last_error = $6,
+              next_attempt_at = COALESCE($5, next_attempt_at), leased_until = NULL,
+              finished_at = CASE WHEN $5::timestamptz IS NULL THEN $4::timestamptz END, attempts_log = ${LOG_APPEND}
+       WHERE id = $1 AND state = 'pending' RETURNING endpoint_id, account_id, seq, state
+     ), finished AS (SELECT * FROM d WHERE state = 'dead'), ${letNextGo('e.id <> $1')}
+     UPDATE event_endpoints ep SET failing_since = COALESCE(ep.failing_since, $4) FROM d WHERE ep.id = d.endpoint_id
+     RETURNING ep.id, ep.failing_since, ep.enabled, ep.url`,
     [id, failed.status, JSON.stringify(failed.attempt), now, failed.retryAt, failed.error],
   );
   return endpoint;
