@@ -60,8 +60,11 @@ export function createCors(config: Pick<Config, 'corsOrigins'>) {
   return async function cors(ctx: KoaContext, next: Next) {
     if (!CORS_PATH.test(ctx.path) || DOCS_PATH.test(ctx.path)) return next();
     if (ctx.path.startsWith('/trpc')) keepVaryOrigin(ctx.res);
-    if (isPreflight(ctx) && !listed.has(ctx.get('origin'))) {
+    // An origin not listed, or none (a server calling, or a same-origin page): only `Vary`,
+    // as koaCors would set it before finding no origin to allow, without its two awaits.
+    if (!listed.has(ctx.get('origin'))) {
       ctx.vary('Origin');
+      if (!isPreflight(ctx)) return next();
       ctx.status = 204;
       return;
     }

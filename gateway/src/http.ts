@@ -12,6 +12,27 @@ function routeOf(ctx: KoaContext): string {
 }
 
 /**
+ * A request's `ctx.state`: its id, and a logger that names it. A child logger costs a
+ * redaction pass over its bindings, so it is made on first use, which is only when something
+ * goes wrong: the access log line names the request itself. A class, not an accessor defined
+ * on Koa's state object: defining one per request cost more than the rest of requestContext.
+ */
+class RequestState {
+  readonly requestId: string;
+  readonly #parent: Logger;
+  #child: Logger | undefined;
+
+  constructor(parent: Logger, requestId: string) {
+    this.#parent = parent;
+    this.requestId = requestId;
+  }
+
+  get logger(): Logger {
+    return (this.#child ??= this.#parent.child({ requestId: this.requestId }));
+  }
+}
+
+/**
  * A request id (the caller's, if it looks sane), echoed back and on every log line; then, once
  * answered, the request in the metrics and the access log line.
  */
@@ -25,11 +46,7 @@ export function requestContext(deps: Pick<Deps, 'logger' | 'metrics' | 'config'>
   return async (ctx: KoaContext, next: Next) => {
     const offered = ctx.get('x-request-id');
     const requestId = REQUEST_ID_PATTERN.test(offered) ? offered : randomUUID();
-    ctx.state.requestId = requestId;
-    // A child logger costs a redaction pass over its bindings; it is made on first use, which
-    // is only when something goes wrong: the access log line below names the request itself.
-    let child: Logger | undefined;
-    Object.defineProperty(ctx.state, 'logger', { get: () => (child ??= logger.child({ requestId })), enumerable: true });
+    ctx.state = new RequestState(logger, requestId);
     ctx.set('X-Request-Id', requestId);
     // Taken now: routes may rewrite the URL and method they hand to an adapter.
     const { method, path } = ctx;
