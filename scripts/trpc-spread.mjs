@@ -15,6 +15,12 @@
 // (accessors, `__proto__`, symbols, keys the target inherits) and fails when an upgrade of
 // tRPC changes the helper, so that the swap is looked at again, not lost.
 //
+// The copies made on every call of a procedure (the middleware chain's, the input's and the
+// output's) go further: they are written back as the object spreads tRPC's source has
+// (NATIVE_SPREADS below), which V8 makes about twice as fast as even the faster helper. The
+// same test checks that the installed tRPC still holds those texts, and that a router built
+// with the plugin answers as the installed tRPC does.
+//
 // Only the built service has it: `npm start` runs the sources through tsx with node_modules
 // as installed, and so keeps tRPC's own helper (the same results, more slowly).
 
@@ -82,8 +88,82 @@ export function withFasterSpread(source) {
 }
 
 /**
- * The esbuild plugin. A tRPC file that defines `_objectSpread2` other than as expected fails
- * the build: the swap was made for that helper alone.
+ * The copies tRPC makes on every call of a procedure, in the file that defines its middleware
+ * chain (dist/initTRPC-*.mjs): at every level of the chain (`callRecursive`, the options for
+ * the middleware and for its `next`), in the output middleware (the result with its parsed
+ * data) and in the input middleware (an object input merged with the parsed one). tRPC's
+ * source writes them as object spreads (`{ ...opts, meta, input, next() {} }`); its compiler
+ * turned each into `_objectSpread2` calls. Here they are written back as the source has them,
+ * which V8 copies several times faster than any helper: the same objects, by the language's
+ * own definition of the syntax the helper stands in for. Each text must be found exactly as
+ * below, or the build fails (see fasterTrpcSpread).
+ */
+export const NATIVE_SPREADS = [
+  {
+    name: 'the middleware chain (callRecursive)',
+    compiled: [
+      '\t\treturn await middleware(_objectSpread2(_objectSpread2({}, opts), {}, {',
+      '\t\t\tmeta: _def.meta,',
+      '\t\t\tinput: opts.input,',
+      '\t\t\tnext(_nextOpts) {',
+      '\t\t\t\tvar _nextOpts$getRawInput;',
+      '\t\t\t\tconst nextOpts = _nextOpts;',
+      '\t\t\t\treturn callRecursive(index + 1, _def, _objectSpread2(_objectSpread2({}, opts), {}, {',
+      '\t\t\t\t\tctx: (nextOpts === null || nextOpts === void 0 ? void 0 : nextOpts.ctx) ? _objectSpread2(_objectSpread2({}, opts.ctx), nextOpts.ctx) : opts.ctx,',
+      '\t\t\t\t\tinput: nextOpts && "input" in nextOpts ? nextOpts.input : opts.input,',
+      '\t\t\t\t\tgetRawInput: (_nextOpts$getRawInput = nextOpts === null || nextOpts === void 0 ? void 0 : nextOpts.getRawInput) !== null && _nextOpts$getRawInput !== void 0 ? _nextOpts$getRawInput : opts.getRawInput',
+      '\t\t\t\t}));',
+      '\t\t\t}',
+      '\t\t}));',
+    ].join('\n'),
+    native: [
+      '\t\treturn await middleware({',
+      '\t\t\t...opts,',
+      '\t\t\tmeta: _def.meta,',
+      '\t\t\tinput: opts.input,',
+      '\t\t\tnext(_nextOpts) {',
+      '\t\t\t\tvar _nextOpts$getRawInput;',
+      '\t\t\t\tconst nextOpts = _nextOpts;',
+      '\t\t\t\treturn callRecursive(index + 1, _def, {',
+      '\t\t\t\t\t...opts,',
+      '\t\t\t\t\tctx: (nextOpts === null || nextOpts === void 0 ? void 0 : nextOpts.ctx) ? { ...opts.ctx, ...nextOpts.ctx } : opts.ctx,',
+      '\t\t\t\t\tinput: nextOpts && "input" in nextOpts ? nextOpts.input : opts.input,',
+      '\t\t\t\t\tgetRawInput: (_nextOpts$getRawInput = nextOpts === null || nextOpts === void 0 ? void 0 : nextOpts.getRawInput) !== null && _nextOpts$getRawInput !== void 0 ? _nextOpts$getRawInput : opts.getRawInput',
+      '\t\t\t\t});',
+      '\t\t\t}',
+      '\t\t});',
+    ].join('\n'),
+  },
+  {
+    name: 'the output middleware',
+    compiled: '\t\t\treturn _objectSpread2(_objectSpread2({}, result), {}, { data });',
+    native: '\t\t\treturn { ...result, data };',
+  },
+  {
+    name: 'the input middleware',
+    compiled: 'isObject(opts.input) && isObject(parsedInput) ? _objectSpread2(_objectSpread2({}, opts.input), parsedInput) : parsedInput;',
+    native: 'isObject(opts.input) && isObject(parsedInput) ? { ...opts.input, ...parsedInput } : parsedInput;',
+  },
+];
+
+/** What marks the file NATIVE_SPREADS are written for. */
+export const MIDDLEWARE_CHAIN_MARKER = 'async function callRecursive(index, _def, opts) {';
+
+/** The same module text with each of NATIVE_SPREADS written natively; undefined when one is not found exactly once. */
+export function withNativeSpreads(source) {
+  let contents = source;
+  for (const { compiled, native } of NATIVE_SPREADS) {
+    const at = contents.indexOf(compiled);
+    if (at < 0 || contents.indexOf(compiled, at + 1) >= 0) return undefined;
+    contents = contents.slice(0, at) + native + contents.slice(at + compiled.length);
+  }
+  return contents;
+}
+
+/**
+ * The esbuild plugin. A tRPC file that defines `_objectSpread2` other than as expected, or
+ * the middleware chain's file without each of NATIVE_SPREADS as expected, fails the build:
+ * the rewrites were made for those texts alone.
  */
 export function fasterTrpcSpread() {
   return {
@@ -92,10 +172,16 @@ export function fasterTrpcSpread() {
       build.onLoad({ filter: /[\\/]@trpc[\\/]server[\\/]dist[\\/][^\\/]+\.mjs$/ }, async (args) => {
         const { readFile } = await import('node:fs/promises');
         const source = await readFile(args.path, 'utf8');
-        if (!source.includes('function _objectSpread2(')) return undefined;
-        const contents = withFasterSpread(source);
-        if (!contents) return { errors: [{ text: `${args.path} defines _objectSpread2 other than scripts/trpc-spread.mjs expects: compare the two and update TRPC_SPREAD_HELPER` }] };
-        return { contents, loader: 'js' };
+        let contents = source;
+        if (contents.includes('function _objectSpread2(')) {
+          contents = withFasterSpread(contents);
+          if (!contents) return { errors: [{ text: `${args.path} defines _objectSpread2 other than scripts/trpc-spread.mjs expects: compare the two and update TRPC_SPREAD_HELPER` }] };
+        }
+        if (contents.includes(MIDDLEWARE_CHAIN_MARKER)) {
+          contents = withNativeSpreads(contents);
+          if (!contents) return { errors: [{ text: `${args.path} no longer holds each of NATIVE_SPREADS exactly once (scripts/trpc-spread.mjs): compare them with it and update them` }] };
+        }
+        return contents === source ? undefined : { contents, loader: 'js' };
       });
     },
   };

@@ -1,9 +1,11 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { objectSpread2, TRPC_SPREAD_HELPER, withFasterSpread } from '../scripts/trpc-spread.mjs';
+import { build } from 'esbuild';
+import { fasterTrpcSpread, MIDDLEWARE_CHAIN_MARKER, NATIVE_SPREADS, objectSpread2, TRPC_SPREAD_HELPER, withFasterSpread, withNativeSpreads } from '../scripts/trpc-spread.mjs';
 
 // The build swaps tRPC's object-spread helper for a faster one (scripts/trpc-spread.mjs).
 // Here the installed tRPC still defines the helper the swap was made for, and the two give
@@ -123,6 +125,77 @@ test('a key the target holds read-only and not configurable fails alike', () => 
   };
   assert.is(failure(objectSpread2 as Spread), failure(installed));
   assert.is(failure(installed), 'TypeError');
+});
+
+test('the installed tRPC holds each copy the build writes natively exactly once, in the middleware chain\'s file', () => {
+  const chains = readdirSync(dist)
+    .filter((name) => name.endsWith('.mjs'))
+    .filter((name) => readFileSync(join(dist, name), 'utf8').includes(MIDDLEWARE_CHAIN_MARKER));
+  assert.equal(chains.length, 1, `files with the middleware chain: ${chains.join(', ')}`);
+  const source = readFileSync(join(dist, chains[0]), 'utf8');
+  for (const { name, compiled } of NATIVE_SPREADS) assert.is(source.split(compiled).length, 2, `${name}: found once`);
+  const rewritten = withNativeSpreads(source)!;
+  assert.ok(rewritten, 'rewritten');
+  for (const { name, compiled, native } of NATIVE_SPREADS) assert.ok(!rewritten.includes(compiled) && rewritten.includes(native), name);
+  assert.is(withNativeSpreads(source.replace(NATIVE_SPREADS[1].compiled, '')), undefined, 'a text not found fails the rewrite');
+});
+
+/**
+ * A router whose calls go through every rewritten copy: middlewares that add to the context
+ * (a getter among it) and replace the input, an object input merged with a second parser's,
+ * an output parser, and a failing middleware. Run as the installed tRPC runs it, and bundled
+ * with the plugin as the build bundles the service.
+ */
+const ROUTER_SOURCE = `
+import { initTRPC, TRPCError } from '@trpc/server';
+const t = initTRPC.context().create();
+const withUser = t.middleware(({ ctx, next }) => next({ ctx: { user: 'ada', get lazy() { return ctx.base + '!'; } } }));
+const pick = (raw) => ({ a: raw.a });
+const addB = (raw) => ({ b: String(raw.b) });
+const router = t.router({
+  seen: t.procedure.use(withUser).input(pick).input(addB).output((value) => ({ ...value, checked: true }))
+    .query(({ ctx, input, path, type }) => ({ keys: Object.keys(ctx).sort(), lazy: ctx.lazy, input, path, type })),
+  replaced: t.procedure.use(({ next }) => next({ input: { swapped: 1 } })).query(({ input }) => ({ input })),
+  refused: t.procedure.use(() => { throw new TRPCError({ code: 'FORBIDDEN', message: 'no' }); }).query(() => 'never'),
+});
+export async function run() {
+  const caller = t.createCallerFactory(router)({ base: 'b', keep: 1 });
+  const refused = await caller.refused().then(() => 'answered', (error) => error.code + ' ' + error.message);
+  return [await caller.seen({ a: 1, b: 2, c: 3 }), await caller.replaced(), refused];
+}
+`;
+
+test('a router built with the plugin answers as the installed tRPC does, through every rewritten copy', async () => {
+  // Files inside the repository, so that the unbundled one finds @trpc/server in node_modules.
+  mkdirSync(join(process.cwd(), 'node_modules', '.cache'), { recursive: true });
+  const dir = mkdtempSync(join(process.cwd(), 'node_modules', '.cache', 'trpc-spread-'));
+  try {
+    const run = async (name: string, text: string) => {
+      writeFileSync(join(dir, name), text);
+      return (await import(pathToFileURL(join(dir, name)).href)).run();
+    };
+    const built = await build({
+      stdin: { contents: ROUTER_SOURCE, resolveDir: dir, loader: 'js' },
+      bundle: true,
+      write: false,
+      format: 'esm',
+      platform: 'node',
+      plugins: [fasterTrpcSpread()],
+      logLevel: 'silent',
+    });
+    const bundled = built.outputFiles[0].text;
+    const chain = bundled.slice(bundled.indexOf('async function callRecursive('), bundled.indexOf('function createProcedureCaller('));
+    assert.ok(chain.includes('...opts') && !chain.includes('_objectSpread2'), 'the bundle has the chain written natively');
+    const expected = [
+      { keys: ['base', 'keep', 'lazy', 'user'], lazy: 'b!', input: { a: 1, b: '2' }, path: 'seen', type: 'query', checked: true },
+      { input: { swapped: 1 } },
+      'FORBIDDEN no',
+    ];
+    assert.equal(await run('installed.mjs', ROUTER_SOURCE), expected, 'the installed tRPC');
+    assert.equal(await run('built.mjs', bundled), expected, 'the bundle');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();
