@@ -15,6 +15,19 @@ export const userSchema = z.object({
 
 export type User = z.infer<typeof userSchema>;
 
+/**
+ * `created_at` as text, once per row: the auth cache hands `/me` the same frozen row on every
+ * request, and formatting the date was most of what making its answer cost. Keyed by the row,
+ * an entry goes when its row does.
+ */
+const createdAtTexts = new WeakMap<AccountRow, string>();
+
+function createdAtText(account: AccountRow): string {
+  let text = createdAtTexts.get(account);
+  if (text === undefined) createdAtTexts.set(account, (text = account.created_at.toISOString()));
+  return text;
+}
+
 export function toUser(account: AccountRow, apiKey: string): User {
   return {
     id: account.id,
@@ -25,7 +38,7 @@ export function toUser(account: AccountRow, apiKey: string): User {
     role: account.role,
     api_key: apiKey,
     email_verified: account.email_verified,
-    created_at: account.created_at.toISOString(),
+    created_at: createdAtText(account),
   };
 }
 
