@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes, randomInt } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,15 +13,38 @@ import { recordAnswer } from './answers.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 import { startSmtpServer, type SmtpServer } from './smtp.ts';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Whether a TCP port on 127.0.0.1 can be bound now. */
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
   });
+}
+
+/** The first port of the kernel's ephemeral range: what a bind to port 0, or a client's connection, is handed. */
+function ephemeralStart(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+/**
+ * A port for a service a test starts as a process, free now. Below the kernel's ephemeral
+ * range, at random: a port that a bind to port 0 was handed and gave back could be handed
+ * again, to another test's server or to a client's connection, before the service binds it,
+ * and then `/readyz` on it answers for someone else. The kernel hands out no port below that
+ * range by itself; two tests would have to draw the same one at once.
+ */
+export async function freePort(): Promise<number> {
+  const below = ephemeralStart();
+  for (let tries = 0; tries < 100; tries++) {
+    const port = 10_000 + randomInt(Math.max(1, below - 10_000));
+    if (await canBind(port)) return port;
+  }
+  throw new Error(`no free port found between 10000 and ${below}`);
 }
 
 /** Every log line the service writes, kept so tests can assert that no secret is in them. */
