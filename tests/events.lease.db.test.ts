@@ -64,6 +64,16 @@ const lease = (context: Context, now: Date) => leaseDue(context.db, now, new Dat
 const ids = (due: DueDelivery[]) => due.map((delivery) => delivery.id);
 const at = (base: Date, ms: number) => new Date(base.getTime() + ms);
 const attempt = (now: Date) => ({ at: now.toISOString(), status: 200, error: null, ms: 1 });
+/** A 500 answer at `when`, as the sender records a failure; each call adds its own `retryAt`. */
+const failedAttempt = (when: Date) => ({ status: 500, error: 'HTTP 500', attempt: { ...attempt(when), status: 500, error: 'HTTP 500' } });
+
+/** Two deliveries of a new account, the first sent at `now` and answered 500, to be tried again 10 s later. Their ids. */
+async function firstWaitingForRetry(context: Context, now: Date): Promise<string[]> {
+  const chain = await queue(context, 2, now);
+  assert.equal(ids((await lease(context, now)).due), [chain[0]]);
+  await markFailed(context.db, chain[0], { ...failedAttempt(now), retryAt: at(now, 10 * SECOND) }, now);
+  return chain;
+}
 
 test('a backlog behind a delivery that waits for its retry is set aside until then, and a later account is not held up by it', async (context) => {
   const now = new Date();
@@ -113,7 +123,7 @@ test('a delivered or dead delivery lets the next of its account go at once; a re
   await markDelivered(context.db, [{ id: chain[0], status: 200, attempt: attempt(at(now, SECOND)) }], at(now, SECOND));
   assert.equal(ids((await lease(context, at(now, SECOND))).due), [chain[1]]);
 
-  const failed = { status: 500, error: 'HTTP 500', attempt: { ...attempt(at(now, 2 * SECOND)), status: 500, error: 'HTTP 500' } };
+  const failed = failedAttempt(at(now, 2 * SECOND));
   await markFailed(context.db, chain[1], { ...failed, retryAt: at(now, 60 * SECOND) }, at(now, 2 * SECOND));
   assert.equal(ids((await lease(context, at(now, 3 * SECOND))).due), [], 'a retry keeps the next waiting');
 
@@ -139,16 +149,13 @@ test('what waits right behind a delivery being sent is read, not written: a burs
 
 test('a delivery set aside behind one waiting for its retry is read again at that retry, and set aside again if it fails again', async (context) => {
   const now = new Date();
-  const chain = await queue(context, 2, now);
-  assert.equal(ids((await lease(context, now)).due), [chain[0]]);
-  const failed = { status: 500, error: 'HTTP 500', attempt: { ...attempt(now), status: 500, error: 'HTTP 500' } };
-  await markFailed(context.db, chain[0], { ...failed, retryAt: at(now, 10 * SECOND) }, now);
+  const chain = await firstWaitingForRetry(context, now);
   const heldUntil = async () => (await context.db.query<{ held_until: Date }>('SELECT held_until FROM event_deliveries WHERE id = $1', [chain[1]]))[0].held_until.getTime();
 
   assert.equal(await lease(context, at(now, SECOND)), { due: [], held: 1 });
   assert.is(await heldUntil(), now.getTime() + SECOND + LEASE_MS, "until the retry, and at least this lease's length");
   assert.equal(ids((await lease(context, at(now, 11 * SECOND))).due), [chain[0]]);
-  await markFailed(context.db, chain[0], { ...failed, retryAt: at(now, 300 * SECOND) }, at(now, 12 * SECOND));
+  await markFailed(context.db, chain[0], { ...failedAttempt(now), retryAt: at(now, 300 * SECOND) }, at(now, 12 * SECOND));
   assert.equal(await lease(context, at(now, LEASE_MS + 2 * SECOND)), { due: [], held: 1 });
   assert.is(await heldUntil(), now.getTime() + 300 * SECOND);
 });
@@ -219,10 +226,7 @@ test('finishing deliveries is planned at the table\'s size of the moment: a plan
 if (process.env.DATABASE_URL) {
   test('the next of an account goes at once even when its row was written meanwhile by another transaction', async (context) => {
     const now = new Date();
-    const chain = await queue(context, 2, now);
-    assert.equal(ids((await lease(context, now)).due), [chain[0]]);
-    const failed = { status: 500, error: 'HTTP 500', attempt: { ...attempt(now), status: 500, error: 'HTTP 500' } };
-    await markFailed(context.db, chain[0], { ...failed, retryAt: at(now, 10 * SECOND) }, now);
+    const chain = await firstWaitingForRetry(context, now);
     assert.equal(await lease(context, at(now, SECOND)), { due: [], held: 1 }, 'set aside until the retry, and a lease length at least');
     assert.equal(ids((await lease(context, at(now, 11 * SECOND))).due), [chain[0]]);
     // Another worker's lease, say, writes the held row and has not committed yet: the
