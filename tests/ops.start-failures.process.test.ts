@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createEmbeddedDatabase, createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { buildService, spawnBuilt, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
+import { buildService, listensOn, spawnBuilt, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
 import { freePort } from './helpers/service.ts';
 
 // docs/OPERATIONS.md, Troubleshooting: a start that fails prints one line naming the cause and the variable
@@ -71,6 +72,26 @@ test('a port in use names PORT', async (context) => {
     assert.match(line, /set PORT/);
   } finally {
     taken.close();
+  }
+});
+
+test('the harness takes a 200 on the port for the service only from the service: not from another server that holds the port', async (context) => {
+  const stranger = await new Promise<HttpServer>((resolve) => {
+    const server = createHttpServer((_req, res) => res.end('{"status":"ready"}')).listen(0, '127.0.0.1', () => resolve(server));
+  });
+  const { port } = stranger.address() as { port: number };
+  try {
+    assert.is(listensOn(process.pid, port) ?? true, true, 'this process holds the stranger');
+    const service = spawnBuilt(join(context.build.dir, 'main.js'), ['--role=all'], { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...context.database.env, ...SECRETS, PORT: String(port) });
+    const waited = await waitUntilReady(`http://127.0.0.1:${port}/readyz`, service).then(
+      () => 'ready',
+      (error: Error) => error.message,
+    );
+    assert.match(waited, /^service not ready at /);
+    assert.match(waited, `port ${port} is already in use`);
+    assert.is(await service.exited, 1);
+  } finally {
+    stranger.close();
   }
 });
 

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -87,9 +87,15 @@ export function spawnBuilt(file: string, args: string[], env: Record<string, str
   );
 }
 
-/** Polls `url` until it answers 200, the process exits, or the time is up. */
+/**
+ * Polls `url` until the process answers it with a 200, the process exits, or the time is up.
+ * Where Linux shows who listens on a port (`/proc`), a 200 counts only once the listening
+ * socket is the process's own: another test's server given the same port a moment earlier
+ * would otherwise pass for this one.
+ */
 export async function waitUntilReady(url: string, service: ServiceProcess, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const port = Number(new URL(url).port);
   let exited = false;
   service.exited.then(() => (exited = true));
   while (Date.now() < deadline && !exited) {
@@ -97,8 +103,42 @@ export async function waitUntilReady(url: string, service: ServiceProcess, timeo
       (response) => response.ok,
       () => false,
     );
-    if (ok) return;
+    if (ok && listensOn(service.child.pid!, port) !== false) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`service not ready at ${url}:\n${service.output()}`);
+}
+
+/**
+ * Whether `pid` holds the socket listening on `port`, from the kernel's socket tables and
+ * the process's descriptors; undefined where there is no `/proc` to tell.
+ */
+export function listensOn(pid: number, port: number): boolean | undefined {
+  let tables: string;
+  try {
+    tables = readFileSync('/proc/net/tcp', 'utf8') + readFileSync('/proc/net/tcp6', 'utf8');
+  } catch {
+    return undefined;
+  }
+  const portHex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const LISTEN = '0A';
+  const listening = new Set<string>();
+  for (const line of tables.split('\n')) {
+    // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+    const fields = line.trim().split(/\s+/);
+    if (fields[1]?.endsWith(portHex) && fields[3] === LISTEN) listening.add(`socket:[${fields[9]}]`);
+  }
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => listening.has(readlinkOrEmpty(`/proc/${pid}/fd/${fd}`)));
+  } catch {
+    return false; // the process is gone
+  }
+}
+
+function readlinkOrEmpty(path: string): string {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return ''; // closed since the directory was read
+  }
 }
