@@ -75,6 +75,12 @@ test('a port in use names PORT', async (context) => {
   }
 });
 
+test('a HOST that is no name of this machine names HOST, not the database', async (context) => {
+  const { line } = await failedStart(context, { ...context.database.env, ...SECRETS, PORT: '0', HOST: 'no-such-host.invalid' });
+  assert.match(line, /^Gatehouse cannot start: HOST no-such-host\.invalid is not a name or address of this machine \((?:ENOTFOUND|EAI_AGAIN)\); set HOST/);
+  assert.not.match(line, /DATABASE_URL/);
+});
+
 test('the harness takes a 200 on the port for the service only from the service: not from another server that holds the port', async (context) => {
   const stranger = await new Promise<HttpServer>((resolve) => {
     const server = createHttpServer((_req, res) => res.end('{"status":"ready"}')).listen(0, '127.0.0.1', () => resolve(server));

@@ -16,9 +16,12 @@ export function describeStartFailure(error: unknown, env: NodeJS.ProcessEnv = pr
     return `${error.message}: stop the other process first (npm start, or an admin command still running), or set DATA_DIR to another directory`;
   }
   if (error instanceof EmbeddedDatabaseMissing) return `${error.message}; set DATABASE_URL to a PostgreSQL server`;
-  if (isDatabaseUnavailable(error)) return `cannot reach ${databaseTarget(env)}: ${rootMessage(error)}; check DATABASE_URL and that the database server is up`;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const syscall = (error as NodeJS.ErrnoException | undefined)?.syscall;
+  // Listening on a HOST that is no name of this machine fails in the name lookup, as a
+  // database host that cannot be found does: the name that was looked up tells them apart.
+  if (syscall === 'getaddrinfo' && isHostLookup(error, env)) return `HOST ${env.HOST} is not a name or address of this machine (${code}); set HOST (0.0.0.0 listens on every interface)`;
+  if (isDatabaseUnavailable(error)) return `cannot reach ${databaseTarget(env)}: ${rootMessage(error)}; check DATABASE_URL and that the database server is up`;
   if (syscall === 'listen' && code === 'EADDRINUSE') return `port ${listening(error)} is already in use by another process; set PORT (or HOST) to a free one`;
   if (syscall === 'listen' && (code === 'EACCES' || code === 'EPERM')) return `not allowed to listen on port ${listening(error)}; set PORT to 1024 or above`;
   if (syscall === 'listen' && code === 'EADDRNOTAVAIL') return `HOST ${env.HOST ?? ''} is not an address of this machine; set HOST (0.0.0.0 listens on every interface)`;
@@ -38,6 +41,16 @@ export function isStartFailure(error: unknown): boolean {
     error instanceof EmbeddedDatabaseMissing ||
     isDatabaseUnavailable(error)
   );
+}
+
+function isHostLookup(error: unknown, env: NodeJS.ProcessEnv): boolean {
+  const hostname = (error as { hostname?: string }).hostname;
+  if (!env.HOST || hostname !== env.HOST) return false;
+  try {
+    return !env.DATABASE_URL || new URL(env.DATABASE_URL).hostname !== hostname;
+  } catch {
+    return true;
+  }
 }
 
 /** The database the configuration points at, without credentials: a URL may carry a password. */
