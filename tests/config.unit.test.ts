@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -74,7 +74,7 @@ test('values are parsed: ports, URLs, durations, keys, plans, secrets', (context
   assert.is(loadConfig({ ...base, TRUST_PROXY: 'off' }).trustedProxies, 0);
   assert.ok(config.warnings.some((warning) => warning.includes('RATE_LIMITS')));
   assert.is(loadConfig({ ...base, PORT: '8080' }).publicUrl, 'http://localhost:8080');
-  for (const [ttl, seconds] of [['90s', 90], ['15m', 900], ['30d', 2592000], ['3600', 3600]] as const) {
+  for (const [ttl, seconds] of [['90s', 90], ['15m', 900], ['30d', 2592000], ['3600', 3600], ['400d', 400 * 86400]] as const) {
     assert.is(loadConfig({ ...base, JWT_TTL: ttl }).jwtTtlSeconds, seconds);
   }
   assert.is(loadConfig(base).sessionIdleTimeoutSeconds, 14 * 86400, 'SESSION_IDLE_TIMEOUT defaults to 14d');
@@ -95,6 +95,8 @@ test('values are parsed: ports, URLs, durations, keys, plans, secrets', (context
   assert.is(defaults.healthPort, undefined);
   const tuned = loadConfig({ ...base, SHUTDOWN_TIMEOUT: '10s', DATABASE_POOL_SIZE: '50', HEALTH_PORT: '3001' });
   assert.equal([tuned.shutdownTimeoutMs, tuned.databasePoolSize, tuned.healthPort], [10_000, 50, 3001]);
+  assert.is(loadConfig({ ...base, SHUTDOWN_TIMEOUT: '24d' }).shutdownTimeoutMs, 24 * 86_400_000, 'the longest a timer waits');
+  assert.match(refusal({ ...base, JWT_TTL: '401d' }).message, 'JWT_TTL: must be a duration like 30d, 12h, 15m or seconds, at most 400d');
   assert.equal(loadConfig({ ...base, CORS_ORIGINS: 'https://App.example/, http://localhost:5173' }).corsOrigins, ['https://app.example', 'http://localhost:5173']);
   const timeouts = loadConfig({ ...base, REQUEST_TIMEOUT: '5s', HEADERS_TIMEOUT: '1m', MAX_CONNECTIONS: '100' });
   assert.is(timeouts.requestTimeoutMs, 5000);
@@ -125,6 +127,11 @@ const BAD_VALUES: Array<[string, string]> = [
   ['BILLING_PLANS', '=pro'],
   ['JWT_TTL', 'forever'],
   ['JWT_TTL', '0'],
+  ['JWT_TTL', '401d'],
+  ['JWT_TTL', '99999999999d'],
+  ['SESSION_IDLE_TIMEOUT', '401d'],
+  ['SHUTDOWN_TIMEOUT', '25d'],
+  ['REQUEST_TIMEOUT', '2073601'],
   ['SESSION_IDLE_TIMEOUT', 'never'],
   ['SESSION_IDLE_TIMEOUT', 'off'],
   ['SESSION_IDLE_TIMEOUT', '-1'],
@@ -213,6 +220,31 @@ test('outside production, missing secrets are generated into DATA_DIR and reused
   const partly = loadConfig({ DATA_DIR: dir, JWT_SECRET: SECRET });
   assert.equal(partly.jwtSecrets, [Buffer.from(SECRET)]);
   assert.equal(partly.dataKeys, first.dataKeys);
+});
+
+test('development secrets already in DATA_DIR: the directory and the file are made private at every load, with or without the embedded database', (context) => {
+  const dir = tempDir(context);
+  const first = loadConfig({ DATA_DIR: dir });
+  const file = join(dir, 'dev-secrets.json');
+  chmodSync(dir, 0o777);
+  chmodSync(file, 0o666);
+  const again = loadConfig({ DATA_DIR: dir, DATABASE_URL: 'postgres://gatehouse@db.internal/gatehouse' });
+  assert.equal(again.dataKeys, first.dataKeys, 'the same secrets');
+  assert.is(statSync(dir).mode & 0o777, 0o700);
+  assert.is(statSync(file).mode & 0o777, 0o600);
+});
+
+test('a development secrets file that cannot be read as one stops the load, naming DATA_DIR, and is left as it is', (context) => {
+  for (const broken of ['', '{"jwtSecret":"abc"', '{"jwtSecret":"abc","dataKey":"not hex"}', 'null']) {
+    const dir = tempDir(context);
+    const file = join(dir, 'dev-secrets.json');
+    writeFileSync(file, broken, { mode: 0o600 });
+    const error = refusal({ DATA_DIR: dir });
+    assert.equal(error.problems.map((problem) => problem.split(':')[0]), ['DATA_DIR'], broken);
+    assert.match(error.message, `${file} is not the development secrets file Gatehouse writes`);
+    assert.match(error.message, /or set JWT_SECRET and DATA_KEY/);
+    assert.is(readFileSync(file, 'utf8'), broken, 'not replaced');
+  }
 });
 
 test('npm start with a bad value stops with a message naming the variable', (context) => {

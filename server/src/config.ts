@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PROVIDER_NAME, readOAuthProviders } from './config.oauth.ts';
-import { loadDevSecrets } from './lib/dev-secrets.ts';
+import { DevSecretsUnreadable, loadDevSecrets } from './lib/dev-secrets.ts';
 
 const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 
@@ -34,17 +34,24 @@ const urlText = (protocols: string[]) =>
     }
   }, `must be a URL (${protocols.join(' or ')})`);
 
-const duration = (fallback: string) =>
-  z
-    .string()
-    .default(fallback)
-    .refine((value) => parseDurationSeconds(value) !== undefined, 'must be a duration like 30d, 12h, 15m or seconds');
+/**
+ * The longest a duration may be. A session's is what a browser keeps a cookie at most (400
+ * days); a timeout's is the longest a Node.js timer waits (a longer one fires at once).
+ */
+const MAX_SESSION = { seconds: 400 * 86_400, text: '400d' };
+const MAX_TIMEOUT = { seconds: 24 * 86_400, text: '24d' };
 
-const durationOrOff = (fallback: string) =>
+const duration = (fallback: string, max: { seconds: number; text: string }) =>
   z
     .string()
     .default(fallback)
-    .refine((value) => parseDurationSeconds(value, { zeroIsOff: true }) !== undefined, 'must be 0 (off) or a duration like 14d, 12h, 15m or seconds');
+    .refine((value) => (parseDurationSeconds(value) ?? Infinity) <= max.seconds, `must be a duration like 30d, 12h, 15m or seconds, at most ${max.text}`);
+
+const durationOrOff = (fallback: string, max: { seconds: number; text: string }) =>
+  z
+    .string()
+    .default(fallback)
+    .refine((value) => (parseDurationSeconds(value, { zeroIsOff: true }) ?? Infinity) <= max.seconds, `must be 0 (off) or a duration like 14d, 12h, 15m or seconds, at most ${max.text}`);
 
 /** One message for every way a number can be wrong: not a number, a fraction, out of range. */
 const wholeNumber = (min: number, max: number) => {
@@ -81,8 +88,8 @@ export const envSchema = z.object({
     .string()
     .refine((value) => splitList(value).length > 0 && splitList(value).every((secret) => Buffer.byteLength(secret) >= 32), 'must be one or more comma-separated secrets of at least 32 bytes each')
     .optional(),
-  JWT_TTL: duration('30d'),
-  SESSION_IDLE_TIMEOUT: durationOrOff('14d'),
+  JWT_TTL: duration('30d', MAX_SESSION),
+  SESSION_IDLE_TIMEOUT: durationOrOff('14d', MAX_SESSION),
   DATA_KEY: z
     .string()
     .refine((value) => splitList(value).length > 0 && splitList(value).every((key) => parseKey32(key) !== undefined), 'must be one or more comma-separated keys of 32 bytes, each as 64 hex characters or base64')
@@ -115,8 +122,8 @@ export const envSchema = z.object({
     .string()
     .default('')
     .refine((value) => splitList(value).every((origin) => originOf(origin) === origin.replace(/\/$/, '').toLowerCase()), 'must be a comma-separated list of origins like https://app.example.com'),
-  REQUEST_TIMEOUT: duration('30s'),
-  HEADERS_TIMEOUT: duration('10s'),
+  REQUEST_TIMEOUT: duration('30s', MAX_TIMEOUT),
+  HEADERS_TIMEOUT: duration('10s', MAX_TIMEOUT),
   MAX_CONNECTIONS: wholeNumber(1, 1_000_000).default(2048),
   AUDIT_RETENTION_DAYS: wholeNumber(1, 36_500).default(90),
   INBOX_RETENTION_DAYS: wholeNumber(1, 36_500).default(30),
@@ -125,7 +132,7 @@ export const envSchema = z.object({
     .refine((value) => Buffer.byteLength(value) >= 16, 'must be at least 16 bytes')
     .optional(),
   ACCESS_LOG: z.enum(['on', 'off']).default('on'),
-  SHUTDOWN_TIMEOUT: duration('25s'),
+  SHUTDOWN_TIMEOUT: duration('25s', MAX_TIMEOUT),
   DATABASE_POOL_SIZE: wholeNumber(2, 1000).default(20),
   HEALTH_PORT: wholeNumber(0, 65535).optional(),
   OAUTH_PROVIDERS: z
@@ -150,6 +157,10 @@ function devSecretsIn(dataDir: string, ctx: z.core.$RefinementCtx) {
   try {
     return loadDevSecrets(dataDir);
   } catch (error) {
+    if (error instanceof DevSecretsUnreadable) {
+      ctx.addIssue({ code: 'custom', path: ['DATA_DIR'], message: error.message });
+      return null;
+    }
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     ctx.addIssue({ code: 'custom', path: ['DATA_DIR'], message: `${dataDir} cannot hold the development secrets (${reason}); make it writable by this user, or set JWT_SECRET and DATA_KEY` });
     return null;

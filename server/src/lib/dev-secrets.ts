@@ -1,27 +1,58 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { makeDataDirPrivate } from './data-dir.ts';
 
 export type DevSecrets = { file: string; jwtSecret: Buffer; dataKey: Buffer };
 
+/** A development secrets file that is there but not as Gatehouse wrote it. */
+export class DevSecretsUnreadable extends Error {
+  constructor(readonly file: string) {
+    super(
+      `${file} is not the development secrets file Gatehouse writes; restore it, or delete it to have new secrets made ` +
+        '(what the old DATA_KEY sealed then cannot be opened), or set JWT_SECRET and DATA_KEY',
+    );
+    this.name = 'DevSecretsUnreadable';
+  }
+}
+
 /**
  * Development secrets live in DATA_DIR so that sessions and encrypted API keys survive a
- * restart; they are made once, readable only by the owner.
+ * restart; they are made once, readable only by the owner, and DATA_DIR is made private
+ * (0700) at every load, with or without the embedded database. A file that is there but
+ * unreadable as secrets stops the start: making new ones over it would lose, for good, the
+ * key that opens what the database keeps sealed.
  */
 export function loadDevSecrets(dataDir: string): DevSecrets {
   const file = resolve(join(dataDir, 'dev-secrets.json'));
-  let stored: { jwtSecret?: unknown; dataKey?: unknown } = {};
+  let text: string | undefined;
   try {
-    stored = JSON.parse(readFileSync(file, 'utf8'));
-  } catch {
-    stored = {};
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  if (typeof stored.jwtSecret === 'string' && typeof stored.dataKey === 'string' && /^[0-9a-f]{64}$/.test(stored.dataKey)) {
+  makeDataDirPrivate(dataDir);
+  if (text !== undefined) {
+    const stored = parseStored(text);
+    if (!stored) throw new DevSecretsUnreadable(file);
     return { file, jwtSecret: Buffer.from(stored.jwtSecret), dataKey: Buffer.from(stored.dataKey, 'hex') };
   }
   const fresh = { jwtSecret: randomBytes(48).toString('base64'), dataKey: randomBytes(32).toString('hex') };
-  makeDataDirPrivate(dataDir);
-  writeFileSync(file, JSON.stringify(fresh, null, 2), { mode: 0o600 });
+  // Whole or not at all: a start stopped mid-write must not leave half a file behind.
+  const partial = `${file}.${process.pid}.partial`;
+  writeFileSync(partial, JSON.stringify(fresh, null, 2), { mode: 0o600 });
+  renameSync(partial, file);
   return { file, jwtSecret: Buffer.from(fresh.jwtSecret), dataKey: Buffer.from(fresh.dataKey, 'hex') };
+}
+
+function parseStored(text: string): { jwtSecret: string; dataKey: string } | undefined {
+  try {
+    const stored = JSON.parse(text) as { jwtSecret?: unknown; dataKey?: unknown } | null;
+    if (typeof stored?.jwtSecret === 'string' && stored.jwtSecret.length > 0 && typeof stored.dataKey === 'string' && /^[0-9a-f]{64}$/.test(stored.dataKey)) {
+      return { jwtSecret: stored.jwtSecret, dataKey: stored.dataKey };
+    }
+  } catch {
+    // not JSON: unreadable, as below
+  }
+  return undefined;
 }
