@@ -127,6 +127,42 @@ test('a custom fetch and extra headers are used for every request', async ({ ser
   assert.ok(logged.length > 0, 'the extra header reached the service');
 });
 
+test('in one batch, a login keeps its cookie and a logout clears it whatever the call beside them did', async ({ service }) => {
+  const account = await registerAndVerify(service, 'client.batch-cookies@example.com');
+  const answers: Response[] = [];
+  const recordingFetch: typeof fetch = async (input, init) => {
+    const answer = await fetch(input, init);
+    answers.push(answer);
+    return answer;
+  };
+  const client = createGatehouseClient({ url: endpoint(service), fetch: recordingFetch });
+  // Two mutations in one tick go out as one batched request.
+  const [login, failed] = await Promise.allSettled([
+    client.auth.login.mutate({ email: account.email, password: PASSWORD }),
+    client.auth.verifyEmail.mutate({ token: 'not-a-token' }),
+  ]);
+  assert.is(answers.length, 1, 'one request');
+  assert.is(login.status, 'fulfilled');
+  assert.is(failed.status, 'rejected');
+  const cookie = answers[0].headers.getSetCookie().find((line) => line.startsWith('svc_token='));
+  assert.ok(cookie, `the login's cookie is set: ${answers[0].headers.getSetCookie().join(' | ')}`);
+  const token = /^svc_token=([^;]+)/.exec(cookie!)![1];
+  assert.is(token, (login as PromiseFulfilledResult<{ token: string }>).value.token);
+
+  const signedIn = createGatehouseClient({ url: endpoint(service), fetch: recordingFetch, headers: { cookie: `svc_token=${token}` } });
+  answers.length = 0;
+  const [logout, alsoFailed] = await Promise.allSettled([signedIn.auth.logout.mutate(), signedIn.auth.verifyEmail.mutate({ token: 'not-a-token' })]);
+  assert.equal([logout.status, alsoFailed.status, answers.length], ['fulfilled', 'rejected', 1]);
+  const cleared = answers[0].headers.getSetCookie().find((line) => line.startsWith('svc_token='));
+  assert.match(cleared ?? '', /^svc_token=;.*Max-Age=0/, 'the logout clears the cookie');
+  assert.is((await rejection(signedIn.auth.me.query())).data?.appCode, 'UNAUTHORIZED');
+
+  // Every call failed: the answer is the error's, with no cookie.
+  answers.length = 0;
+  await Promise.allSettled([client.auth.login.mutate({ email: account.email, password: 'wrong password here' }), client.auth.verifyEmail.mutate({ token: 'not-a-token' })]);
+  assert.equal(answers[0].headers.getSetCookie().filter((line) => line.startsWith('svc_token=')), []);
+});
+
 test('an unknown procedure is a 404 NOT_FOUND', async ({ service }) => {
   const client = createGatehouseClient({ url: `${service.url}/trpc` }) as any;
   const error = await rejection(client.auth.nonexistent.query());

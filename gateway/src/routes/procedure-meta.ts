@@ -2,13 +2,15 @@ import type { TRPCError } from '@trpc/server';
 import { toErrorResponse, type Context } from '../../../server/src/index.ts';
 
 /**
- * For tRPC's responseMeta: what a procedure asked the transport for (cookies), or the
- * headers its error answers with (Retry-After, WWW-Authenticate). tRPC sets the status
- * itself, from the code the procedure's error was given (trpc.ts).
+ * For tRPC's responseMeta: what the calls that succeeded asked the transport for (cookies),
+ * and the headers the first error answers with (Retry-After, WWW-Authenticate). In a batch
+ * both can be wanted: a login's cookie stays on the answer whatever the call beside it did.
+ * A request whose every call failed answers as REST does, with the error's headers alone.
+ * tRPC sets the status itself, from the code the procedure's error was given (trpc.ts).
  */
-export function responseHeaders(ctx: Context | undefined, errors: TRPCError[]): { headers: Record<string, string | string[]> } {
-  if (errors[0]) return { headers: toErrorResponse(errors[0]).headers };
-  const headers: Record<string, string | string[]> = {};
+export function responseHeaders(ctx: Context | undefined, errors: TRPCError[], someSucceeded: boolean): { headers: Record<string, string | string[]> } {
+  const headers: Record<string, string | string[]> = errors[0] ? { ...toErrorResponse(errors[0]).headers } : {};
+  if (errors.length > 0 && !someSucceeded) return { headers };
   for (const [name, value] of ctx?.response.headers ?? []) {
     const existing = headers[name];
     headers[name] = existing === undefined ? value : [...[existing].flat(), value];

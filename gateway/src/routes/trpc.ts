@@ -27,7 +27,7 @@ export function mountTrpc(router: Router, deps: Deps): void {
       maxBodySize: JSON_BODY_LIMIT,
       maxBatchSize: MAX_BATCH_SIZE,
       createContext: ({ req }) => createContext(deps, req, requestInfoOf(ctx)),
-      responseMeta: ({ ctx: procedureCtx, errors }) => responseHeaders(procedureCtx, errors),
+      responseMeta: ({ ctx: procedureCtx, errors, data }) => responseHeaders(procedureCtx, errors, data.some((answer) => 'result' in answer)),
     });
   });
 }
