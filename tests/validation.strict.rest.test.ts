@@ -99,6 +99,41 @@ test('GET routes that take a query refuse an unknown parameter; routes without i
   assert.is((await request(service.url, 'GET', `${AUTH}/me?_=1700000000`, { headers: bearer(user.token) })).status, 200, 'a cache-buster on /me is harmless');
 });
 
+test('a field put where the route does not read it is refused by name, not dropped: a query string on POST and PATCH, a body on DELETE', async ({ service, user, admin }) => {
+  const before = await snapshot(service, user);
+  const document = (await request(service.url, 'GET', '/api/v1/openapi.json')).body;
+  let tried = 0;
+  for (const [path, operations] of Object.entries<Record<string, unknown>>(document.paths)) {
+    for (const method of Object.keys(operations)) {
+      if (!['post', 'patch', 'delete'].includes(method) || !/^\/(auth|admin)\//.test(path)) continue;
+      const caller = path.startsWith('/admin') ? admin : user;
+      const url = `/api/v1${path.replace(/\{\w+\}/g, '00000000-0000-4000-8000-000000000000')}`;
+      const misplaced = method === 'delete' ? { json: { [STRAY]: 1 } } : { url: `${url}?${STRAY}=1`, json: {} };
+      const result = await request(service.url, method.toUpperCase(), misplaced.url ?? url, { json: misplaced.json, headers: bearer(caller.token) });
+      assertNamesStray(result, `${method.toUpperCase()} ${misplaced.url ?? url}`);
+      tried += 1;
+    }
+  }
+  assert.ok(tried >= 20, `${tried} routes tried`);
+
+  const rotate = await request(service.url, 'POST', `${AUTH}/api-key/rotate?grace_seconds=600`, { headers: bearer(user.token) });
+  assertError(rotate, 400, 'VALIDATION_FAILED');
+  assert.equal(rotate.body.issues, [{ path: 'grace_seconds', message: 'is not a field of this request' }]);
+  assert.is((await me(service, bearer(user.apiKey))).status, 200, 'the key was not rotated');
+
+  const session = await login(service, user.email);
+  const listed = await request(service.url, 'GET', `${AUTH}/sessions`, { headers: bearer(session.body.token) });
+  const { id } = listed.body.sessions.find((one: { current: boolean }) => one.current);
+  const ended = await request(service.url, 'DELETE', `${AUTH}/sessions/${id}`, { json: { everyone: true }, headers: bearer(user.token) });
+  assertError(ended, 400, 'VALIDATION_FAILED');
+  assert.equal(ended.body.issues, [{ path: 'everyone', message: 'is not a field of this request' }]);
+  assert.is((await me(service, bearer(session.body.token))).status, 200, 'the session was not ended');
+  assert.is((await request(service.url, 'DELETE', `${AUTH}/sessions/${id}`, { headers: bearer(user.token) })).status, 200, 'without the body it is');
+  assert.is((await me(service, bearer(session.body.token))).status, 401);
+  const after = await snapshot(service, user);
+  assert.equal({ ...after, sessions: before.sessions }, before, 'nothing else changed');
+});
+
 test('every tRPC procedure refuses a field it does not know, naming it (queries and mutations)', async ({ service, user, admin }) => {
   const before = await snapshot(service, user);
   const trpc = trpcOver(service);

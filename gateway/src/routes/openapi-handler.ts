@@ -20,7 +20,7 @@ import {
   type OpenApiRouter,
 } from 'trpc-to-openapi';
 import { ZodArray, type ZodType } from 'zod';
-import { toErrorResponse, type Context, type Logger } from '../../../server/src/index.ts';
+import { AppError, toErrorResponse, UNKNOWN_FIELD, type Context, type Logger } from '../../../server/src/index.ts';
 
 type Request = IncomingMessage & { body?: unknown };
 
@@ -62,12 +62,31 @@ function createInputPlans(): (procedure: OpenApiProcedure, method: OpenApiMethod
 const urlOf = (req: Request) => new URL(req.url!.startsWith('/') ? `http://127.0.0.1${req.url}` : req.url!);
 
 async function readInput(req: Request, url: URL | undefined, plan: InputPlan, pathInput: Record<string, string>) {
-  if (!plan.takesInput) return undefined;
   const useBody = acceptsRequestBody(req.method as OpenApiMethod);
+  refuseMisplacedFields(req, url, useBody);
+  if (!plan.takesInput) return undefined;
   const input: Record<string, unknown> = { ...(useBody ? await getBody(req) : getQuery(req, url ?? urlOf(req))), ...pathInput };
   // A query parameter given once is still a one-element array where the schema wants one.
   for (const key of useBody ? [] : plan.arrayKeys) if (input[key] !== undefined && !Array.isArray(input[key])) input[key] = [input[key]];
   return input;
+}
+
+/**
+ * Fields sent where the route does not read them, refused by name as unknown fields are,
+ * instead of dropped: a query string on a route whose input is its body (POST, PATCH), a
+ * body's fields on one whose input is its query string (DELETE). A `grace_seconds` put in
+ * the URL of a key rotation must not rotate the key with no grace. A GET's body is never
+ * read, and a GET without input still ignores its query string (a cache-buster on /me).
+ */
+function refuseMisplacedFields(req: Request, url: URL | undefined, useBody: boolean): void {
+  const stray = useBody
+    ? req.url!.includes('?')
+      ? [...new Set((url ?? urlOf(req)).searchParams.keys())]
+      : []
+    : typeof req.body === 'object' && req.body !== null
+      ? Object.keys(req.body)
+      : [];
+  if (stray.length) throw new AppError('VALIDATION_FAILED', undefined, { issues: stray.map((path) => ({ path, message: UNKNOWN_FIELD })) });
 }
 
 type CallOptions = { path: string; getRawInput(): Promise<unknown>; ctx: Context; type: string };
