@@ -113,6 +113,30 @@ test('the writer groups deliveries that arrive while a commit is running', async
   }, 30_000);
 });
 
+test('a row the database refuses fails its own delivery only: the others in its commit are kept', async () => {
+  const writer = createInboxWriter({ db: service.deps.db, clock: service.clock, inboxKept: createSignal() });
+  const delivery = (externalId: string, i: number) => ({
+    provider: 'messengertwo' as const,
+    scope: channelId,
+    externalId,
+    payload: Buffer.from(message(`split ${i}`).payload),
+  });
+  const fine = Array.from({ length: 30 }, (_, i) => delivery(`split-${randomUUID()}`, i));
+  // Past what intake lets through (webhooks.payment.http.test.ts): a NUL, and a key too long to index.
+  const refused = [delivery('split-nul\u0000', 30), delivery(`split-${'x'.repeat(300_000)}`, 31)];
+  const all = [...fine.slice(0, 10), refused[0], ...fine.slice(10, 20), refused[1], ...fine.slice(20)];
+  const results = await Promise.allSettled(all.map((d) => writer.write(d)));
+  const outcome = (d: (typeof all)[number]) => results[all.indexOf(d)];
+  assert.ok(fine.every((d) => outcome(d).status === 'fulfilled'), JSON.stringify(results.map((r) => r.status)));
+  assert.ok(refused.every((d) => outcome(d).status === 'rejected'));
+  const kept = await service.deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_inbox WHERE provider = 'messengertwo' AND external_id = ANY($1)`, [fine.map((d) => d.externalId)]);
+  assert.is(kept[0].n, fine.length);
+  await eventually('the split deliveries applied', async () => {
+    const [{ n }] = await service.deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM channel_messages WHERE channel_id = $1 AND text LIKE 'split %'`, [channelId]);
+    return n === fine.length;
+  }, 30_000);
+});
+
 test('an entry whose job was lost is picked up by the sweeper', async () => {
   const { token, payload } = message('swept up');
   const id = randomUUID();

@@ -224,6 +224,32 @@ test('a valid signature over malformed JSON is 400 and nothing is kept', async (
   assert.is(after[0].n, before[0].n);
 });
 
+test('a signed event the inbox cannot keep is 400, not 5xx: a NUL in any field, an id too long or with a control character; the deliveries beside it are kept', async () => {
+  const before = await service.deps.db.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_inbox`);
+  const created = unixNow(service);
+  const poisoned: Array<[object, RegExp]> = [
+    [stripeEvent({ id: 'evt_nul\u0000id', type: 'payment_intent.succeeded', created, object: intentObject(ids().pi) }), /NUL character/],
+    [stripeEvent({ id: 'evt_ctl\u0001id', type: 'payment_intent.succeeded', created, object: intentObject(ids().pi) }), /id holds a control character/],
+    [stripeEvent({ id: `evt_${'x'.repeat(300_000)}`, type: 'payment_intent.succeeded', created, object: intentObject(ids().pi) }), /id must be 1 to 255 characters/],
+    [stripeEvent({ type: 'payment_intent.succeeded', created, object: intentObject(`pi_nul\u0000${ids().pi}`) }), /NUL character/],
+    [stripeEvent({ type: 'payment_intent.succeeded', created, object: { ...intentObject(ids().pi), ['meta\u0000data']: 'x' } }), /NUL character/],
+  ];
+  const fine = Array.from({ length: 20 }, () => stripeEvent({ type: 'payment_intent.succeeded', created, object: intentObject(ids().pi) }));
+  // All at once, so that the writer would group them into shared commits.
+  const answers = await Promise.all([...poisoned.map(([event]) => deliver(event)), ...fine.map((event) => deliver(event))]);
+  poisoned.forEach(([, problem], index) => {
+    assert.is(answers[index].status, 400, answers[index].text.slice(0, 200));
+    assert.is(answers[index].body.code, 'INVALID_PAYLOAD');
+    assert.match(answers[index].body.message, problem);
+  });
+  assert.equal(answers.slice(poisoned.length).map((answer) => answer.status), fine.map(() => 200));
+  const after = await service.deps.db.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_inbox`);
+  assert.is(Number(after[0].n), Number(before[0].n) + fine.length);
+  // An escaped backslash before u0000 is text, not a NUL: kept.
+  const literal = stripeEvent({ type: 'payment_intent.succeeded', created, object: { ...intentObject(ids().pi), description: 'a \\u0000 b' } });
+  assert.is((await deliver(literal)).status, 200);
+});
+
 test('garbage bodies without a signature are 401', async () => {
   const res = await post(service, path(), randomBytes(2048), { 'content-type': 'application/octet-stream' });
   assert.is(res.status, 401);

@@ -155,7 +155,7 @@ function responsesOf(provider: AnyWebhookProvider, doc: WebhookDoc): Loose {
       description: 'Kept: it is applied in the background. A repeated delivery gets the same answer and has no second effect.',
       content: { 'application/json': { schema: OK_SCHEMA, example: { ok: true } } },
     },
-    '400': errorResponse(400, 'Signed, but not a payload the scheme can read (not JSON, or a field it is known by is missing); nothing is kept', { codes: ['INVALID_PAYLOAD', 'VALIDATION_FAILED'] }),
+    '400': errorResponse(400, 'Signed, but not a payload the scheme can read (not JSON, a field it is known by missing, a NUL in any field, an id over 255 characters); nothing is kept', { codes: ['INVALID_PAYLOAD', 'VALIDATION_FAILED'] }),
     '401': errorResponse(401, `\`${doc.signature.header}\` is missing, malformed or wrong; nothing is kept`, { codes: ['INVALID_SIGNATURE'] }),
     ...(provider.scope ? { '404': errorResponse(404, `${notFound.replace(/\.$/, '')}: the ${doc.scope?.name} is unknown`, { codes: ['NOT_FOUND'] }) } : {}),
     '413': errorResponse(413, 'The body is over 1 MiB: answered at once and the connection closed', { codes: ['PAYLOAD_TOO_LARGE'] }),

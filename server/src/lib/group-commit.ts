@@ -3,7 +3,9 @@
  * every slot is busy wait and then go together in the next batch. Under load the batches
  * grow by themselves, so one statement (and one fsync) serves hundreds of items, and at low
  * load nothing waits. Each caller's promise settles with its own item's result, after the
- * batch that holds it; a failed batch rejects every caller in it.
+ * batch that holds it. A failed batch rejects every caller in it, unless `splitOnFailure`
+ * says the failure may be one item's (a value the database refuses): then its halves are
+ * committed apart, down to the one item, so a bad item fails alone and the others are kept.
  */
 export type GroupCommitOptions<T> = {
   /** Items per batch at most. */
@@ -13,6 +15,8 @@ export type GroupCommitOptions<T> = {
   /** An item's weight toward `maxBatchWeight` (bytes, say); a batch always takes at least one. */
   weigh?(item: T): number;
   maxBatchWeight?: number;
+  /** Whether a failed batch of several items may have failed for one of them (not, say, for a database that is down). */
+  splitOnFailure?(error: unknown): boolean;
 };
 
 export function createGroupCommit<T, R>(commit: (items: T[]) => Promise<R[]>, options: GroupCommitOptions<T>): (item: T) => Promise<R> {
@@ -36,6 +40,12 @@ export function createGroupCommit<T, R>(commit: (items: T[]) => Promise<R[]>, op
       const results = await commit(batch.map((waiting) => waiting.item));
       batch.forEach((waiting, index) => waiting.resolve(results[index]));
     } catch (error) {
+      if (batch.length > 1 && options.splitOnFailure?.(error)) {
+        const half = Math.ceil(batch.length / 2);
+        await run(batch.slice(0, half));
+        await run(batch.slice(half));
+        return;
+      }
       for (const waiting of batch) waiting.reject(error);
     }
   }

@@ -2,7 +2,7 @@ import type { Deps } from '../../deps.ts';
 import { AppError, type ErrorCode } from '../../errors/errors.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { AnyWebhookProvider } from '../provider.ts';
-import { PayloadError } from '../shared/payload.ts';
+import { checkDeliveryId, PayloadError } from '../shared/payload.ts';
 import { SignatureError, type WebhookHeaders } from '../shared/signature.ts';
 import { createInboxWriter } from './writer.ts';
 
@@ -46,7 +46,7 @@ export function createWebhookIntake(deps: Deps): WebhookIntake {
     const { scope, secret } = await secretFor(provider, rawScope);
     let externalId: string;
     try {
-      externalId = provider.externalId(provider.verify(raw, headers, secret, deps.clock.now()));
+      externalId = checkDeliveryId(provider.externalId(provider.verify(raw, headers, secret, deps.clock.now())));
     } catch (error) {
       throw rejection(error, provider, log);
     }

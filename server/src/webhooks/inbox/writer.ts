@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../deps.ts';
-import type { Db, Queryable } from '../../lib/db.ts';
+import { isDatabaseUnavailable, type Db, type Queryable } from '../../lib/db.ts';
 import { createGroupCommit } from '../../lib/group-commit.ts';
 import { insertDeliveries, type InboxDelivery } from './repo.ts';
 
@@ -50,6 +50,9 @@ export function createInboxWriter(deps: InboxWriterDeps, options: InboxWriterOpt
     weigh: (delivery) => delivery.payload.length,
     maxBatchWeight: options.maxBatchBytes ?? 8 * 1024 * 1024,
     maxInFlight: options.maxInFlight ?? (deps.db.embedded ? 1 : 2),
+    // Intake checks what it keeps (intake.ts), but a row the database refuses for a reason
+    // of its own must fail its own delivery only, never the others that shared its commit.
+    splitOnFailure: (error) => !isDatabaseUnavailable(error),
   });
   return { write };
 }

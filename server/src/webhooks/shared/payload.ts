@@ -20,14 +20,37 @@ export function decodeJsonText(raw: Buffer): string {
 
 export function parseJsonObject(raw: Buffer): Record<string, unknown> {
   let value: unknown;
+  const text = decodeJsonText(raw);
   try {
-    value = JSON.parse(decodeJsonText(raw));
-  } catch (error) {
-    if (error instanceof PayloadError) throw error;
+    value = JSON.parse(text);
+  } catch {
     throw new PayloadError('webhook body is not valid JSON');
   }
   if (!isRecord(value)) throw new PayloadError('webhook body is not a JSON object');
+  // PostgreSQL's text holds no NUL: a delivery with one would be kept and then fail at every
+  // try. JSON can carry a NUL only escaped, so a body without the escape has none.
+  if (text.includes('\\u0000') && holdsNul(value)) throw new PayloadError('webhook body holds a NUL character (\\u0000), which cannot be stored');
   return value;
+}
+
+function holdsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\0');
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) return value.some(holdsNul);
+  return Object.entries(value).some(([key, field]) => key.includes('\0') || holdsNul(field));
+}
+
+/** The longest delivery id kept: providers' own are tens of characters. */
+const MAX_DELIVERY_ID = 255;
+
+/**
+ * A delivery's id as the inbox keeps it, its key against repeats: 1 to 255 characters, none
+ * of them a control character. A longer one cannot be indexed, and a NUL cannot be stored.
+ */
+export function checkDeliveryId(id: string): string {
+  if (id.length === 0 || id.length > MAX_DELIVERY_ID) throw new PayloadError(`the delivery's id must be 1 to ${MAX_DELIVERY_ID} characters`);
+  if (/[\u0000-\u001f\u007f]/.test(id)) throw new PayloadError("the delivery's id holds a control character");
+  return id;
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
