@@ -137,6 +137,8 @@ const BAD_VALUES: Array<[string, string]> = [
   ['SESSION_IDLE_TIMEOUT', '-1'],
   ['SESSION_IDLE_TIMEOUT', '14 days'],
   ['SESSION_IDLE_TIMEOUT', '1.5h'],
+  ['OPERATOR_BOT_SECRET', 'my.secret'],
+  ['OPERATOR_BOT_SECRET', 's'.repeat(257)],
   ['RATE_LIMITS', 'yes'],
   ['AUTH_CACHE', 'no'],
   ['TRUST_PROXY', 'true'],

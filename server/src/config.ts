@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PROVIDER_NAME, readOAuthProviders } from './config.oauth.ts';
 import { DevSecretsUnreadable, loadDevSecrets } from './lib/dev-secrets.ts';
+import { TELEGRAM_SECRET_TOKEN } from './webhooks/schemes/telegram.ts';
 
 const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 
@@ -103,7 +104,8 @@ export const envSchema = z.object({
       'must be a comma-separated list of priceId=plan',
     ),
   OPERATOR_BOT_TOKEN: optionalText,
-  OPERATOR_BOT_SECRET: optionalText,
+  // Telegram's setWebhook refuses any other secret_token, and no delivery could match it.
+  OPERATOR_BOT_SECRET: optionalText.refine((value) => value === undefined || TELEGRAM_SECRET_TOKEN.test(value), 'must be 1 to 256 of A-Z, a-z, 0-9, _ and - (what Telegram takes as a secret_token)'),
   TELEGRAM_API_URL: urlText(['http:', 'https:']).default('https://api.telegram.org'),
   RATE_LIMITS: z.enum(['on', 'off']).default('on'),
   MFA_REQUIRED_ROLES: z

@@ -45,10 +45,12 @@ export type TelegramUpdate = {
  * Telegram signs nothing: it echoes the `secret_token` given to setWebhook in
  * `X-Telegram-Bot-Api-Secret-Token`, so the check is a constant-time equality.
  */
+/** What Telegram takes as a `secret_token` (setWebhook): 1 to 256 of A-Z a-z 0-9 _ -. */
+export const TELEGRAM_SECRET_TOKEN = /^[A-Za-z0-9_-]{1,256}$/;
+
 export function verifyTelegram(raw: Buffer, headers: WebhookHeaders, expectedSecret: string): TelegramUpdate {
   const presented = requireHeader(headers, TELEGRAM_SECRET_HEADER);
-  // Telegram only allows 1-256 of A-Z a-z 0-9 _ - in a secret token.
-  if (!/^[A-Za-z0-9_-]{1,256}$/.test(presented)) throw new SignatureError('malformed');
+  if (!TELEGRAM_SECRET_TOKEN.test(presented)) throw new SignatureError('malformed');
   // An empty expected secret means "not configured", never "anything goes".
   if (expectedSecret.length === 0 || !safeEqual(presented, expectedSecret)) {
     throw new SignatureError('mismatch');
