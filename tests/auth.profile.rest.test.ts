@@ -207,6 +207,8 @@ test('garbage bodies are a 4xx with the error shape, and nothing stored changes'
     [{ company: 'Evil\u0000Corp' }, 'company', 'must not contain control characters'],
     [{ name: 'Line\nbreak' }, 'name', 'must not contain control characters'],
     [{ company: 'Bell\u0007' }, 'company', 'must not contain control characters'],
+    // JSON can carry half of a surrogate pair ("\ud800"); stored, it would become U+FFFD.
+    [{ name: 'Half \ud800 pair' }, 'name', 'must be Unicode text (it holds half of a surrogate pair)'],
   ];
   for (const [body, path, message] of wrong) {
     const refused = await updateProfile(service, auth, body);

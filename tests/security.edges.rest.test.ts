@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, registerAndVerify, type Account } from './helpers/auth.ts';
 import { rawRequest } from './helpers/raw-http.ts';
 import { checkedForFaults } from './helpers/faults.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestService, type TestService } from './helpers/service.ts';
 
 // Two findings of the review over raw HTTP: /trpc waited for a declared-oversized body until
 // the request timeout, and C1 control characters in header values reached sessions and the
@@ -37,6 +37,18 @@ test('/trpc answers a declared-oversized body at once with 413 naming the limit,
   );
   assert.is(streamed.status, 413);
   assert.ok(streamed.sentBeforeAnswer < 1024 * 1024, `answered after ${streamed.sentBeforeAnswer} bytes`);
+});
+
+test('a JSON body that is not UTF-8 is 400 on REST and tRPC, and nothing is stored under a name with U+FFFD in it', async ({ service }) => {
+  const body = (email: string) => Buffer.concat([Buffer.from(`{"email":"${email}`), Buffer.from([0xff]), Buffer.from(`@example.com","password":"${PASSWORD}","name":"B\xff"}`)]);
+  const rest = await request(service.url, 'POST', `${AUTH}/register`, { body: body('utf8.rest'), headers: { 'content-type': 'application/json' } });
+  assert.is(rest.status, 400, rest.text);
+  assert.equal([rest.body.code, rest.body.message], ['INVALID_JSON', 'The request body is not valid UTF-8.']);
+  const trpc = await request(service.url, 'POST', '/trpc/auth.register', { body: body('utf8.trpc'), headers: { 'content-type': 'application/json' } });
+  assert.is(trpc.status, 400, trpc.text);
+  assert.match(trpc.text, 'The request body is not valid UTF-8.');
+  const stored = await service.deps.db.query(`SELECT 1 FROM accounts WHERE email LIKE 'utf8.%'`);
+  assert.is(stored.length, 0);
 });
 
 /** A request head with one header value holding raw bytes, as a client could send them. */

@@ -171,3 +171,18 @@ export async function readLimitedBody(ctx: KoaContext, limit: number): Promise<B
     throw error;
   }
 }
+
+// fatal: a byte sequence that is not UTF-8 is an error, not a U+FFFD put in its place.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A JSON body's bytes as text. JSON is UTF-8 (RFC 8259): bytes that are not are refused,
+ * rather than stored as U+FFFD in a name or an address the person never typed.
+ */
+export function jsonText(body: Buffer): string {
+  try {
+    return utf8.decode(body);
+  } catch {
+    throw new AppError('INVALID_JSON', 'The request body is not valid UTF-8.');
+  }
+}

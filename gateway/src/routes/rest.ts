@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext, Next } from 'koa';
 import { AppError, appRouter, createContext, type Deps } from '../../../server/src/index.ts';
-import { contentTypeOf, hasBody, readLimitedBody } from '../http.ts';
+import { contentTypeOf, hasBody, jsonText, readLimitedBody } from '../http.ts';
 import { requestInfoOf } from '../request-info.ts';
 import { renderDocsPage } from './docs-page.ts';
 import { createOpenApiDocument } from './openapi-document.ts';
@@ -24,7 +24,7 @@ async function readJsonBody(ctx: KoaContext, next: Next) {
     if (type !== 'application/json' || (charset && charset !== 'utf-8' && charset !== 'utf8')) {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE');
     }
-    const raw = (await readLimitedBody(ctx, JSON_BODY_LIMIT)).toString('utf8');
+    const raw = jsonText(await readLimitedBody(ctx, JSON_BODY_LIMIT));
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw);

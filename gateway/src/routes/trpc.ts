@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { appRouter, createContext, type Deps } from '../../../server/src/index.ts';
-import { hasBody, readLimitedBody } from '../http.ts';
+import { hasBody, jsonText, readLimitedBody } from '../http.ts';
 import { requestInfoOf } from '../request-info.ts';
 import { responseHeaders } from './procedure-meta.ts';
 import { JSON_BODY_LIMIT } from './rest.ts';
@@ -14,7 +14,7 @@ export function mountTrpc(router: Router, deps: Deps): void {
   router.all('/trpc/:path', async (ctx) => {
     // Read here, as REST and the webhooks read theirs: tRPC's own reader counts the bytes as
     // they come, so a declared 999999999 would hold the connection until the request timeout.
-    const body = ctx.method === 'POST' && hasBody(ctx) ? (await readLimitedBody(ctx, JSON_BODY_LIMIT)).toString('utf8') : undefined;
+    const body = ctx.method === 'POST' && hasBody(ctx) ? jsonText(await readLimitedBody(ctx, JSON_BODY_LIMIT)) : undefined;
     if (body !== undefined) Object.assign(ctx.req, { body });
     // Hand the request to tRPC; Koa must neither answer nor default to 404.
     ctx.respond = false;

@@ -44,12 +44,29 @@ export function parseBareEmail(text: string): string | undefined {
   return address.toLowerCase().normalize('NFC');
 }
 
-/** The dotted paths of every string in `value` (keys included) that holds a control character. */
-export function controlCharacterPaths(value: unknown, path = '', depth = 0): string[] {
-  if (typeof value === 'string') return hasControlCharacter(value) ? [path || '(body)'] : [];
+/** Half of a surrogate pair, alone: JSON can carry one (`"\\ud800"`), UTF-8 cannot. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Why `text` cannot be taken as a field's text, or undefined when it can. */
+function textProblem(text: string): string | undefined {
+  if (hasControlCharacter(text)) return 'must not contain control characters';
+  if (LONE_SURROGATE.test(text)) return 'must be Unicode text (it holds half of a surrogate pair)';
+  return undefined;
+}
+
+/**
+ * Every string in `value` (keys included) that cannot be taken as text, by dotted path: one
+ * holding a control character, or half of a surrogate pair, which would be stored as U+FFFD.
+ */
+export function textIssues(value: unknown, path = '', depth = 0): Array<{ path: string; message: string }> {
+  if (typeof value === 'string') {
+    const message = textProblem(value);
+    return message ? [{ path: path || '(body)', message }] : [];
+  }
   if (typeof value !== 'object' || value === null || depth > 20) return [];
   return Object.entries(value).flatMap(([key, item]) => {
     const itemPath = path ? `${path}.${key}` : key;
-    return hasControlCharacter(key) ? [itemPath] : controlCharacterPaths(item, itemPath, depth + 1);
+    const message = textProblem(key);
+    return message ? [{ path: itemPath, message }] : textIssues(item, itemPath, depth + 1);
   });
 }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Context } from './context.ts';
 import { toErrorResponse } from '../errors/response.ts';
 import { AppError, ERRORS } from '../errors/errors.ts';
-import { controlCharacterPaths } from '../lib/text.ts';
+import { textIssues } from '../lib/text.ts';
 import { passwordHashOf } from '../modules/accounts/index.ts';
 import { hasSecondFactor } from '../modules/mfa/index.ts';
 import { authenticate, type AuthContext } from '../modules/sessions/index.ts';
@@ -55,14 +55,12 @@ function settleResult<R extends { ok: true } | { ok: false; error: TRPCError }>(
 }
 
 /**
- * A control character in any string of an input (NUL cannot even be stored) is refused
- * before the input is parsed, whatever procedure it is for.
+ * A control character in any string of an input (NUL cannot even be stored), or half of a
+ * surrogate pair, is refused before the input is parsed, whatever procedure it is for.
  */
 async function refuseControlCharacters(getRawInput: () => Promise<unknown>): Promise<void> {
-  const paths = controlCharacterPaths(await getRawInput());
-  if (paths.length) {
-    throw new AppError('VALIDATION_FAILED', undefined, { issues: paths.map((path) => ({ path, message: 'must not contain control characters' })) });
-  }
+  const issues = textIssues(await getRawInput());
+  if (issues.length) throw new AppError('VALIDATION_FAILED', undefined, { issues });
 }
 
 /**
