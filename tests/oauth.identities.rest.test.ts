@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { AUTH, PASSWORD, assertError, bearer, issuePaths, me, nextMail, registerAndVerify, type Account } from './helpers/auth.ts';
-import { createBrowser, OAUTH, refusalOf, signInWith, startServiceWithProviders, type Browser, type WithProviders } from './helpers/identity-providers.ts';
+import { createBrowser, OAUTH, refusalOf, signInWith, startServiceWithProviders, throughProvider, type Browser, type WithProviders } from './helpers/identity-providers.ts';
 import { request, type HttpResult, type TestService } from './helpers/service.ts';
 
 // Connected identity providers (docs/API.md, Identity providers): linking from a signed-in
@@ -78,6 +78,36 @@ test('intent=link needs the session cookie; the start refuses without one and th
   assert.match(anonymous.headers.get('content-type') ?? '', 'text/html');
   const bearerOnly = await createBrowser().get(`${service.url}${OAUTH}/acme/start?intent=link`, { authorization: 'Bearer x'.padEnd(70, 'x') });
   assert.is(bearerOnly.status, 401);
+});
+
+test('MFA_REQUIRED_ROLES: an account that must set up a second factor cannot connect a provider, at the start or at the callback', async ({ env }) => {
+  const account = await registerAndVerify(env.service, 'oauth.mfa-admin@example.com');
+  await env.service.deps.db.query("UPDATE accounts SET role = 'admin' WHERE id = $1", [account.user.id]);
+  const linked = async () => (await env.service.deps.db.query('SELECT provider FROM identities WHERE account_id = $1', [account.user.id])).length;
+  env.op.people.set('sub-mfa-admin', { email: 'elsewhere.admin@example.com', email_verified: true });
+  // Started while the role needed no factor: the provider's answer comes back after it does.
+  const early = browserOf(env.service, account.token);
+  const started = await early.get(`${env.service.url}${OAUTH}/acme/start?intent=link`);
+  assert.is(started.status, 302, started.text);
+  const callback = await throughProvider(early, started.location!, 'sub-mfa-admin', `${env.service.url}${OAUTH}/acme/callback`);
+  const now = env.service.clock.now();
+  env.service = await env.service.restart({ MFA_REQUIRED_ROLES: 'admin' });
+  // The restarted service's clock starts at the real time: where the tests before moved it on.
+  env.service.clock.set(now);
+  try {
+    const finished = await early.get(callback);
+    assert.is(finished.status, 403, finished.text.slice(0, 300));
+    assert.match(finished.text, 'must turn on a second factor');
+    const refused = await browserOf(env.service, account.token).get(`${env.service.url}${OAUTH}/acme/start?intent=link`);
+    assert.is(refused.status, 403, refused.text.slice(0, 300));
+    assert.match(refused.text, 'must turn on a second factor');
+    assert.is(await linked(), 0, 'no new way in');
+    // Signing in is still allowed: only the changes wait for the factor.
+    assert.is((await me(env.service, bearer(account.token))).status, 200);
+  } finally {
+    env.service = await env.service.restart({ MFA_REQUIRED_ROLES: '' });
+    env.service.clock.set(now);
+  }
 });
 
 test('unlink: never the last way in; with another provider, a fresh provider session needs no password', async ({ env }) => {

@@ -187,16 +187,18 @@ export async function startServiceWithProviders(env: Record<string, string> = {}
     OAUTH_GITHUB_API_URL: github.url,
     ...env,
   });
-  return {
+  const withProviders: WithProviders = {
     service,
     op,
     github,
     async close() {
-      await service.close();
+      // The service a test restarted, if one did: the first is stopped by then.
+      await withProviders.service.close();
       await op.close();
       await github.close();
     },
   };
+  return withProviders;
 }
 
 /** A whole sign-in in `browser`: the start (with `query`), the provider's pages as `sub`, and the callback's answer. */

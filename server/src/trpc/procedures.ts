@@ -6,7 +6,7 @@ import { toErrorResponse } from '../errors/response.ts';
 import { AppError, ERRORS } from '../errors/errors.ts';
 import { textIssues } from '../lib/text.ts';
 import { passwordHashOf } from '../modules/accounts/index.ts';
-import { hasSecondFactor } from '../modules/mfa/index.ts';
+import { refuseUntilMfaSetUp } from '../modules/mfa/index.ts';
 import { authenticate, type AuthContext } from '../modules/sessions/index.ts';
 import { attachAccount, contextUnchanged } from './internals.ts';
 
@@ -75,19 +75,6 @@ function refuseCrossSiteCookieWrite(ctx: Context, type: string): void {
   if (!write.json) throw new AppError('UNSUPPORTED_MEDIA_TYPE');
 }
 
-/**
- * MFA_REQUIRED_ROLES: such an account without a second factor may sign in, see itself, set a
- * factor up and end sessions, and nothing else, whatever its credential. Accounts of other
- * roles pay nothing for the check.
- */
-async function refuseUntilMfaSetUp(ctx: Context, auth: AuthContext): Promise<void> {
-  const roles = ctx.deps.config.mfaRequiredRoles;
-  if (!roles.length || !roles.includes(auth.account.role)) return;
-  if (!(await hasSecondFactor(ctx.deps.db, auth.account.id))) {
-    throw new AppError('MFA_SETUP_REQUIRED', `Accounts with the role ${auth.account.role} must turn on a second factor (an authenticator app or a passkey) first.`);
-  }
-}
-
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
@@ -113,7 +100,7 @@ export const authedProcedure = t.procedure.use(async ({ ctx, next, path, type, m
     auth = await authenticate(ctx.deps, ctx.credentials);
     if (!auth) throw new AppError('UNAUTHORIZED');
     refuseCrossSiteCookieWrite(ctx, type);
-    if (!meta?.beforeMfaSetup) await refuseUntilMfaSetUp(ctx, auth);
+    if (!meta?.beforeMfaSetup) await refuseUntilMfaSetUp(ctx.deps, auth.account);
   } catch (cause) {
     throw settle(getTRPCErrorFromUnknown(cause), ctx, path);
   }

@@ -5,7 +5,7 @@ import { AppError } from '../../errors/errors.ts';
 import { safeEqual } from '../../lib/crypto.ts';
 import { rateLimitSubject } from '../../lib/rate-limiter.ts';
 import type { Credentials, RequestInfo } from '../../trpc/context.ts';
-import { startSecondStep } from '../mfa/index.ts';
+import { refuseUntilMfaSetUp, startSecondStep } from '../mfa/index.ts';
 import { deviceOf, SESSION_RATE_RULES, startSession, type AuthContext, type LoginResult } from '../sessions/index.ts';
 import { accountForSignIn, linkToSignedIn, type Refusal } from './identities.accounts.ts';
 import { failureReason, isCancellation, personOf } from './identities.profile.ts';
@@ -31,6 +31,8 @@ async function clientOf(deps: Deps, provider: OAuthProviderConfig): Promise<oidc
 export async function startSignIn(deps: Deps, input: { provider: string; next: string | undefined; intent: 'login' | 'link' }, signedIn: AuthContext | undefined) {
   const provider = providerNamed(deps.config, input.provider);
   if (input.intent === 'link' && !signedIn?.sessionId) throw new AppError('UNAUTHORIZED', 'Sign in first, then connect the provider from your account page.');
+  // A new way in is a change the account may not make before it has its second factor.
+  if (input.intent === 'link') await refuseUntilMfaSetUp(deps, signedIn!.account);
   const configuration = await clientOf(deps, provider);
   const pending: PendingSignIn = {
     provider: provider.name,
@@ -96,6 +98,8 @@ export async function finishSignIn(deps: Deps, callback: Callback, request: Requ
   }
   const context = { deps, provider, person, request };
   if (pending.intent === 'link') {
+    // Checked again: the role or the factors may have changed since the start.
+    if (callback.signedIn) await refuseUntilMfaSetUp(deps, callback.signedIn.account);
     const signedInAs = callback.signedIn?.sessionId ? callback.signedIn.account.id : undefined;
     const choice = signedInAs === pending.accountId && signedInAs !== undefined ? await linkToSignedIn(context, signedInAs) : { refused: 'UNAUTHORIZED' as const };
     return 'refused' in choice ? { ...ended, kind: 'refused', reason: choice.refused } : { ...ended, kind: 'linked' };

@@ -4,6 +4,7 @@
 import { inBatches } from '../../lib/batches.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Queryable } from '../../lib/db.ts';
+import { AppError } from '../../errors/errors.ts';
 import { factorsOf, purgeExpiredChallenges, purgeExpiredStepUps } from './mfa.repo.ts';
 
 export { MFA_TABLES } from './mfa.model.ts';
@@ -26,4 +27,18 @@ export async function purgeExpiredMfaState(db: Queryable, clock: Clock): Promise
 export async function hasSecondFactor(db: Queryable, accountId: number): Promise<boolean> {
   const factors = await factorsOf(db, accountId);
   return factors.totp || factors.passkeys > 0;
+}
+
+/**
+ * MFA_REQUIRED_ROLES: an account of such a role without a second factor may sign in, see
+ * itself, set a factor up and end sessions, and nothing else (403 MFA_SETUP_REQUIRED):
+ * every procedure but those checks it (trpc/procedures.ts), and so does connecting an
+ * identity provider, which is no procedure. Accounts of other roles pay nothing.
+ */
+export async function refuseUntilMfaSetUp(deps: { config: { mfaRequiredRoles: string[] }; db: Queryable }, account: { id: number; role: string }): Promise<void> {
+  const roles = deps.config.mfaRequiredRoles;
+  if (!roles.length || !roles.includes(account.role)) return;
+  if (!(await hasSecondFactor(deps.db, account.id))) {
+    throw new AppError('MFA_SETUP_REQUIRED', `Accounts with the role ${account.role} must turn on a second factor (an authenticator app or a passkey) first.`);
+  }
 }
