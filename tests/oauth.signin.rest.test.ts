@@ -97,6 +97,24 @@ test('(4) a new address signs up: verified, no password, name from the claim, se
   const nameless = createBrowser();
   assert.is((await signInWith(service, nameless, 'acme', 'sub-nameless')).status, 302);
   assert.is((await me(service, bearer(nameless.cookie(service.url, 'svc_token')!))).body.user.name, 'nameless');
+
+  // A name claim keeps the rules of a typed name: no control character (a NUL cannot even be
+  // stored), nor half a surrogate pair; at most 100 characters; nothing left, the local part.
+  const claims: Array<[string, string]> = [
+    ['Ann\nLee\u0007', 'Ann Lee'],
+    ['bad\u0000name', 'bad name'],
+    ['\u0000\u0001 \t', 'controls'],
+    ['Half \ud800 pair', 'Half pair'],
+    [`${'é'.repeat(99)}😀😀`, `${'é'.repeat(99)}😀`],
+  ];
+  for (const [index, [claim, stored]] of claims.entries()) {
+    const email = index === 2 ? 'controls@example.com' : `claim.${index}@example.com`;
+    op.people.set(`sub-claim-${index}`, { email, email_verified: true, name: claim });
+    const browser = createBrowser();
+    const answer = await signInWith(service, browser, 'acme', `sub-claim-${index}`);
+    assert.is(answer.status, 302, `${JSON.stringify(claim)}: ${answer.text.slice(0, 200)}`);
+    assert.is((await me(service, bearer(browser.cookie(service.url, 'svc_token')!))).body.user.name, stored, JSON.stringify(claim));
+  }
 });
 
 test('(1) a linked person signs in to its account, whatever its address at the provider is now', async ({ env: { service, op } }) => {

@@ -73,7 +73,7 @@ export async function accountForSignIn(context: Context): Promise<Choice> {
   if (!person.emailVerified || !email) return { refused: 'EMAIL_NOT_VERIFIED' };
   const apiKey = randomHex(32);
   const outcome = await deps.db.transaction(async (tx): Promise<{ choice: Choice; notice?: Mail }> => {
-    const created = await createProviderAccount(tx, deps.clock.now(), { email, name: person.name?.slice(0, 100) ?? email.split('@')[0] }, {
+    const created = await createProviderAccount(tx, deps.clock.now(), { email, name: person.name ?? email.split('@')[0] }, {
       hash: apiKeyHash(deps, apiKey),
       sealFor: (id) => deps.secretBox.seal(apiKey, apiKeyPlace(id)),
     });

@@ -7,6 +7,25 @@ export type ProviderPerson = { subject: string; email: string | undefined; email
 
 const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value.trim() : undefined);
 
+/** The most a name has (docs/API.md, Validation). */
+const NAME_MAX = 100;
+
+/**
+ * A provider's name claim as an account's name, which has the rules of a name typed into
+ * the service: no control character (a NUL could not even be stored), nor half a surrogate
+ * pair; runs of them and of spaces become one space; at most 100 characters, cut between
+ * characters. Nothing left: undefined, and the address's local part stands in.
+ */
+export function nameOf(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const cleaned = value
+    .normalize('NFC')
+    .replace(/[\p{Cc}\p{Cs}\s]+/gu, ' ')
+    .trim();
+  const name = Array.from(cleaned).slice(0, NAME_MAX).join('').trim();
+  return name || undefined;
+}
+
 /**
  * OpenID Connect: the code for tokens with the PKCE verifier; the library checks the ID
  * token (signature by the issuer's keys, iss, aud, exp, nonce). The address and whether it
@@ -24,7 +43,7 @@ async function oidcPerson(configuration: oidc.Configuration, callbackUrl: URL, p
   if (text(claims.email) === undefined || typeof claims.email_verified !== 'boolean') {
     source = await oidc.fetchUserInfo(configuration, tokens.access_token, claims.sub);
   }
-  return { subject: claims.sub, email: text(source.email), emailVerified: source.email_verified === true, name: text(claims.name) ?? text(source.name) };
+  return { subject: claims.sub, email: text(source.email), emailVerified: source.email_verified === true, name: nameOf(claims.name) ?? nameOf(source.name) };
 }
 
 type GithubEmail = { email?: unknown; primary?: unknown; verified?: unknown };
@@ -43,7 +62,7 @@ async function githubPerson(configuration: oidc.Configuration, apiUrl: string, c
   if (typeof user.id !== 'number' && typeof user.id !== 'string') throw new Error('GitHub named no user id');
   const emails = await githubJson(configuration, tokens.access_token, `${apiUrl}/user/emails`);
   const primary = Array.isArray(emails) ? (emails as GithubEmail[]).find((entry) => entry.primary === true && entry.verified === true) : undefined;
-  return { subject: String(user.id), email: text(primary?.email), emailVerified: primary !== undefined, name: text(user.name) ?? text(user.login) };
+  return { subject: String(user.id), email: text(primary?.email), emailVerified: primary !== undefined, name: nameOf(user.name) ?? nameOf(user.login) };
 }
 
 /** The person behind a callback; throws when the provider's answer does not hold up (the caller refuses the sign-in). */
