@@ -47,20 +47,24 @@ function assertNamesStray(result: HttpResult, label: string) {
   assert.not.match(body.message, LIBRARY_WORDS, label);
 }
 
+/** The REST routes under /auth and /admin with one of `methods`, from the OpenAPI document, each id in their path filled in. */
+async function accountRoutes(service: TestService, methods: string[]): Promise<Array<{ method: string; path: string; url: string }>> {
+  const document = (await request(service.url, 'GET', '/api/v1/openapi.json')).body;
+  return Object.entries<Record<string, unknown>>(document.paths).flatMap(([path, operations]) =>
+    Object.keys(operations)
+      .filter((method) => methods.includes(method) && /^\/(auth|admin)\//.test(path))
+      .map((method) => ({ method, path, url: `/api/v1${path.replace(/\{\w+\}/g, '00000000-0000-4000-8000-000000000000')}` })),
+  );
+}
+
 test('every REST route with a body refuses a field it does not know, naming it, and changes nothing', async ({ service, user, admin }) => {
   const before = await snapshot(service, user);
-  const document = (await request(service.url, 'GET', '/api/v1/openapi.json')).body;
-  let tried = 0;
-  for (const [path, operations] of Object.entries<Record<string, unknown>>(document.paths)) {
-    for (const method of Object.keys(operations)) {
-      if (method !== 'post' || !/^\/(auth|admin)\//.test(path)) continue;
-      const caller = path.startsWith('/admin') ? admin : user;
-      const url = `/api/v1${path.replace(/\{\w+\}/g, '00000000-0000-4000-8000-000000000000')}`;
-      assertNamesStray(await request(service.url, 'POST', url, { json: { [STRAY]: 1 }, headers: bearer(caller.token) }), `POST ${url}`);
-      tried += 1;
-    }
+  const routes = await accountRoutes(service, ['post']);
+  for (const { path, url } of routes) {
+    const caller = path.startsWith('/admin') ? admin : user;
+    assertNamesStray(await request(service.url, 'POST', url, { json: { [STRAY]: 1 }, headers: bearer(caller.token) }), `POST ${url}`);
   }
-  assert.ok(tried >= 16, `${tried} POST routes tried`);
+  assert.ok(routes.length >= 16, `${routes.length} POST routes tried`);
   assert.equal(await snapshot(service, user), before);
 });
 
@@ -101,20 +105,14 @@ test('GET routes that take a query refuse an unknown parameter; routes without i
 
 test('a field put where the route does not read it is refused by name, not dropped: a query string on POST and PATCH, a body on DELETE', async ({ service, user, admin }) => {
   const before = await snapshot(service, user);
-  const document = (await request(service.url, 'GET', '/api/v1/openapi.json')).body;
-  let tried = 0;
-  for (const [path, operations] of Object.entries<Record<string, unknown>>(document.paths)) {
-    for (const method of Object.keys(operations)) {
-      if (!['post', 'patch', 'delete'].includes(method) || !/^\/(auth|admin)\//.test(path)) continue;
-      const caller = path.startsWith('/admin') ? admin : user;
-      const url = `/api/v1${path.replace(/\{\w+\}/g, '00000000-0000-4000-8000-000000000000')}`;
-      const misplaced = method === 'delete' ? { json: { [STRAY]: 1 } } : { url: `${url}?${STRAY}=1`, json: {} };
-      const result = await request(service.url, method.toUpperCase(), misplaced.url ?? url, { json: misplaced.json, headers: bearer(caller.token) });
-      assertNamesStray(result, `${method.toUpperCase()} ${misplaced.url ?? url}`);
-      tried += 1;
-    }
+  const routes = await accountRoutes(service, ['post', 'patch', 'delete']);
+  for (const { method, path, url } of routes) {
+    const caller = path.startsWith('/admin') ? admin : user;
+    const misplaced = method === 'delete' ? { json: { [STRAY]: 1 } } : { url: `${url}?${STRAY}=1`, json: {} };
+    const result = await request(service.url, method.toUpperCase(), misplaced.url ?? url, { json: misplaced.json, headers: bearer(caller.token) });
+    assertNamesStray(result, `${method.toUpperCase()} ${misplaced.url ?? url}`);
   }
-  assert.ok(tried >= 20, `${tried} routes tried`);
+  assert.ok(routes.length >= 20, `${routes.length} routes tried`);
 
   const rotate = await request(service.url, 'POST', `${AUTH}/api-key/rotate?grace_seconds=600`, { headers: bearer(user.token) });
   assertError(rotate, 400, 'VALIDATION_FAILED');
