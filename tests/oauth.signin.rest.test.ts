@@ -239,6 +239,19 @@ test('an account with a second factor gets its second step after the provider, a
   assert.is(enabled.status, 200, enabled.text);
   service.clock.advance(30_000);
   op.people.set('sub-2fa', { email: account.email, email_verified: true });
+  const linked = async () => (await service.deps.db.query('SELECT provider FROM identities WHERE account_id = $1', [account.user.id])).map((row) => row.provider);
+  const connectedNotice = /Corp was connected to your account/;
+  const activity = async () => (await get(service, 'activity', account.token)).body.items.map((item: { event: string }) => item.event);
+
+  // A sign-in abandoned at the second step (a wrong code, then nothing) links nothing.
+  const abandoned = createBrowser();
+  assert.is((await signInWith(service, abandoned, 'corp', 'sub-2fa')).location, `${service.url}/login/mfa`);
+  const wrong = await request(service.url, 'POST', `${AUTH}/login/mfa`, { json: { mfa_token: abandoned.cookie(service.url, 'svc_mfa')!.split('.')[0], code: '000000' } });
+  assert.is(wrong.status, 401, wrong.text);
+  assert.equal(await linked(), [], 'no link before the second step');
+  assert.not.ok((await activity()).includes('identity.linked'));
+  assert.not.ok(service.smtp.mailsTo(account.email).some((mail) => connectedNotice.test(mail.subject)), 'no notice');
+
   const browser = createBrowser();
   const answer = await signInWith(service, browser, 'corp', 'sub-2fa', '?next=/account%3Ftab%3Dsecurity');
   assert.is(answer.status, 302);
@@ -252,6 +265,10 @@ test('an account with a second factor gets its second step after the provider, a
   assert.is(finished.body.user.id, account.user.id);
   const sessions = (await get(service, 'sessions', finished.body.token)).body.sessions;
   assert.equal(sessions.find((session: { current: boolean }) => session.current).via, 'corp');
+  // Linked once the second step passed, told, and then the provider's sign-in is rule (1).
+  assert.equal(await linked(), ['corp']);
+  assert.ok((await activity()).includes('identity.linked'));
+  await nextMail(service, account.email, 0, connectedNotice);
 });
 
 test('GitHub: the code for a token with the PKCE verifier, the person from /user, the address from the primary verified one', async ({ env: { service, github } }) => {

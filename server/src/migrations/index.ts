@@ -14,6 +14,7 @@ import * as secondFactor from './0009-second-factor.ts';
 import * as identities from './0010-identities.ts';
 import * as eventsOut from './0011-events-out.ts';
 import * as eventHolds from './0012-event-holds.ts';
+import * as pendingLink from './0013-pending-link.ts';
 
 export type { Migration, MigrationContext } from './context.ts';
 
@@ -31,6 +32,7 @@ export const MIGRATIONS = [
   { name: '0010-identities', ...identities },
   { name: '0011-events-out', ...eventsOut },
   { name: '0012-event-holds', ...eventHolds },
+  { name: '0013-pending-link', ...pendingLink },
 ];
 
 const MIGRATION_NAMES = MIGRATIONS.map((migration) => migration.name);

@@ -7,35 +7,26 @@ import { emailSchema } from '../../lib/validation.ts';
 import type { RequestInfo } from '../../trpc/context.ts';
 import { accountById, claimUnverifiedAccount, createProviderAccount, emitAccountEvent, lockAccountRowByEmail, type AccountRow } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
-import { emitSecurityChange } from '../events/index.ts';
 import { apiKeyHash, apiKeyPlace } from '../keys/index.ts';
+import { hasSecondFactor } from '../mfa/index.ts';
 import { revokeSessions } from '../sessions/index.ts';
-import { identityNotice } from './identities.mails.ts';
 import type { ProviderPerson } from './identities.profile.ts';
-import { identityBySubject, insertIdentity } from './identities.repo.ts';
+import { linkIdentity, type IdentityToLink } from './identities.link.ts';
+import { identityBySubject } from './identities.repo.ts';
 
 /** Why a callback did not sign anyone in: what /login is told (docs/API.md, Identity providers). */
 export type Refusal = 'EMAIL_NOT_VERIFIED' | 'CONFLICT' | 'IDENTITY_TAKEN' | 'UNAUTHORIZED';
 
-/** The account a callback signs in to (and whether it only linked the provider), or why none. */
-export type Choice = { account: AccountRow; linkedOnly?: true } | { refused: Refusal; email?: string };
+/**
+ * The account a callback signs in to (and whether it only linked the provider, or links it
+ * only once the account's second step passes), or why none.
+ */
+export type Choice = { account: AccountRow; linkedOnly?: true; pendingLink?: IdentityToLink } | { refused: Refusal; email?: string };
 
 type Context = { deps: Deps; provider: OAuthProviderConfig; person: ProviderPerson; request: RequestInfo };
 
-const accountUrl = (deps: Deps) => `${deps.config.publicUrl}/account`;
-
-/**
- * The link and what it is recorded as, in the caller's transaction; the notice to mail once it
- * commits. Linking to an account that existed before is a security change it is told of; a
- * new account's first link is part of its creation.
- */
-async function link(tx: Queryable, { deps, provider, person, request }: Context, account: AccountRow, fresh = false) {
-  const linked = await insertIdentity(tx, deps.clock, account.id, { provider: provider.name, subject: person.subject, email: person.email ?? null });
-  if (!linked) return undefined;
-  await recordEvent(tx, deps.clock, 'identity.linked', { accountId: account.id }, request, { provider: provider.name });
-  if (!fresh) await emitSecurityChange(tx, deps.clock, account.id, 'identity');
-  return identityNotice(account.email, account.name, 'linked', provider.label, accountUrl(deps));
-}
+/** The callback's person, as linkIdentity takes it. */
+const identityOf = ({ provider, person }: Context): IdentityToLink => ({ provider: provider.name, subject: person.subject, email: person.email ?? null });
 
 /** (2) intent=link by a signed-in account: linked whatever the provider's address; a person linked elsewhere is a conflict. */
 export async function linkToSignedIn(context: Context, accountId: number): Promise<Choice> {
@@ -44,7 +35,7 @@ export async function linkToSignedIn(context: Context, accountId: number): Promi
   if (!account) return { refused: 'UNAUTHORIZED' };
   const existing = await identityBySubject(deps.db, context.provider.name, context.person.subject);
   if (existing) return existing.account_id === accountId ? { account, linkedOnly: true } : { refused: 'IDENTITY_TAKEN' };
-  const notice = await deps.db.transaction((tx) => link(tx, context, account));
+  const notice = await deps.db.transaction((tx) => linkIdentity(tx, deps, account, identityOf(context), context.request));
   if (!notice) return { refused: 'IDENTITY_TAKEN' };
   deps.mailer.sendInBackground(notice);
   return { account, linkedOnly: true };
@@ -79,7 +70,7 @@ export async function accountForSignIn(context: Context): Promise<Choice> {
     });
     if (created) {
       await recordEvent(tx, deps.clock, 'account.registered', { accountId: created.id }, request, { provider: provider.name });
-      await link(tx, context, created, true);
+      await linkIdentity(tx, deps, created, identityOf(context), request, true);
       // Made with an address the provider verified: it exists for the platform from now.
       await emitAccountEvent(tx, deps.clock, created.id);
       return { choice: { account: created } };
@@ -93,7 +84,9 @@ export async function accountForSignIn(context: Context): Promise<Choice> {
       await recordEvent(tx, deps.clock, 'email.verified', { accountId: existing.id }, request, { provider: provider.name });
       await emitAccountEvent(tx, deps.clock, existing.id);
     }
-    const notice = await link(tx, context, existing);
+    // With a second factor, the link waits for the second step (identities.link.ts).
+    if (existing.email_verified && (await hasSecondFactor(tx, existing.id))) return { choice: { account: existing, pendingLink: identityOf(context) } };
+    const notice = await linkIdentity(tx, deps, existing, identityOf(context), request);
     return { choice: { account: { ...existing, email_verified: true } }, notice };
   });
   if (outcome.notice) deps.mailer.sendInBackground(outcome.notice);

@@ -8,6 +8,7 @@ import type { Credentials, RequestInfo } from '../../trpc/context.ts';
 import { refuseUntilMfaSetUp, startSecondStep } from '../mfa/index.ts';
 import { deviceOf, SESSION_RATE_RULES, startSession, type AuthContext, type LoginResult } from '../sessions/index.ts';
 import { accountForSignIn, linkToSignedIn, type Refusal } from './identities.accounts.ts';
+import { linkAfterSecondStep } from './identities.link.ts';
 import { failureReason, isCancellation, personOf } from './identities.profile.ts';
 import { callbackUrl, providerNamed } from './identities.providers.ts';
 import { openPending, sealPending, type PendingSignIn } from './identities.state.ts';
@@ -110,8 +111,10 @@ export async function finishSignIn(deps: Deps, callback: Callback, request: Requ
     if (choice.email) await deps.rateLimiter.hit([{ rule: SESSION_RATE_RULES.failedLoginsPerAccount, key: choice.email }]);
     return { ...ended, kind: 'refused', reason: choice.refused };
   }
-  const secondStep = await startSecondStep(deps, choice.account.id, request, provider.name);
+  const secondStep = await startSecondStep(deps, choice.account.id, request, provider.name, choice.pendingLink);
   if (secondStep) return { ...ended, kind: 'second-step', mfaToken: secondStep.mfa_token, methods: secondStep.methods };
+  // The account's last factor went since the callback looked: nothing to wait for.
+  if (choice.pendingLink) await linkAfterSecondStep(deps, choice.account, choice.pendingLink, request);
   const login = await startSession(deps, choice.account, request, deviceOf(deps, credentials, choice.account.id), provider.name);
   return { ...ended, kind: 'signed-in', login };
 }

@@ -67,7 +67,12 @@ export type ChallengeRecord = {
   used_at: Date | null;
   /** An mfa_token's: how the sign-in's first step was made (`password`, or a provider's name); migration 0010. */
   via: string | null;
+  /** An mfa_token's: the provider identity to link once the second step passes; migration 0013. */
+  pending_link: PendingLink | null;
 };
+
+/** A provider's person that a sign-in links to its account once its second step passes. */
+export type PendingLink = { provider: string; subject: string; email: string | null };
 
 export const mfaChallengesTable = declareTable<ChallengeRecord>('mfa_challenges', {
   id: primaryKey(DataTypes.BIGINT, { autoIncrement: true }),
@@ -79,6 +84,7 @@ export const mfaChallengesTable = declareTable<ChallengeRecord>('mfa_challenges'
   expires_at: notNull(DataTypes.DATE),
   used_at: nullable(DataTypes.DATE),
   via: nullable(DataTypes.TEXT),
+  pending_link: nullable(DataTypes.JSONB),
 });
 
 /** A row of `mfa_step_ups`: a session that proved its second factor, until when. */

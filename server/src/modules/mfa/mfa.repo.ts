@@ -1,6 +1,6 @@
 import type { Clock } from '../../lib/clock.ts';
 import type { Queryable, SqlPart } from '../../lib/db.ts';
-import type { ChallengeKind, ChallengeRecord, PasskeyRecord, TotpRecord } from './mfa.model.ts';
+import type { ChallengeKind, ChallengeRecord, PasskeyRecord, PendingLink, TotpRecord } from './mfa.model.ts';
 import { sealedColumn } from '../../lib/sealed-column.ts';
 
 // Every statement on the second factor's tables (migration 0009): mfa_totp,
@@ -13,7 +13,7 @@ export type PasskeyRow = PasskeyRecord;
 
 export type { ChallengeKind };
 
-export type ChallengeRow = Pick<ChallengeRecord, 'id' | 'account_id' | 'failures' | 'via'>;
+export type ChallengeRow = Pick<ChallengeRecord, 'id' | 'account_id' | 'failures' | 'via' | 'pending_link'>;
 
 /** Which factors an account has: an enabled authenticator, how many passkeys, how many unused recovery codes. */
 export async function factorsOf(db: Queryable, accountId: number): Promise<{ totp: boolean; passkeys: number; recoveryCodes: number }> {
@@ -131,11 +131,11 @@ export async function userHandleOf(db: Queryable, accountId: number): Promise<st
 
 // --- challenges: mfa tokens and WebAuthn challenges ---
 
-const INSERT_CHALLENGE_SQL = 'INSERT INTO mfa_challenges (kind, token_hash, account_id, created_at, expires_at, via) VALUES ($1, $2, $3, $4, $5, $6)';
+const INSERT_CHALLENGE_SQL = 'INSERT INTO mfa_challenges (kind, token_hash, account_id, created_at, expires_at, via, pending_link) VALUES ($1, $2, $3, $4, $5, $6, $7)';
 
-function challengeValues(clock: Clock, kind: ChallengeKind, hash: Buffer, accountId: number | null, ttlMs: number, via: string | undefined): unknown[] {
+function challengeValues(clock: Clock, kind: ChallengeKind, hash: Buffer, accountId: number | null, ttlMs: number, via: string | undefined, pendingLink?: PendingLink): unknown[] {
   const now = clock.now();
-  return [kind, hash, accountId, now, new Date(now.getTime() + ttlMs), via ?? null];
+  return [kind, hash, accountId, now, new Date(now.getTime() + ttlMs), via ?? null, pendingLink ? JSON.stringify(pendingLink) : null];
 }
 
 export async function insertChallenge(db: Queryable, clock: Clock, kind: ChallengeKind, hash: Buffer, accountId: number | null, ttlMs: number, via?: string): Promise<void> {
@@ -150,17 +150,17 @@ export async function insertChallenge(db: Queryable, clock: Clock, kind: Challen
 export async function insertChallengeLogged(
   db: Queryable,
   clock: Clock,
-  challenge: { kind: ChallengeKind; hash: Buffer; accountId: number; ttlMs: number; via?: string },
+  challenge: { kind: ChallengeKind; hash: Buffer; accountId: number; ttlMs: number; via?: string; pendingLink?: PendingLink },
   logLine: (first: number) => SqlPart,
 ): Promise<void> {
-  const logged = logLine(7); // $1 to $6 are the challenge's
+  const logged = logLine(8); // $1 to $7 are the challenge's
   await db.query(
     { name: 'mfa_insert_challenge_logged', text: `WITH challenge AS (${INSERT_CHALLENGE_SQL}) ${logged.sql}` },
-    [...challengeValues(clock, challenge.kind, challenge.hash, challenge.accountId, challenge.ttlMs, challenge.via), ...logged.values],
+    [...challengeValues(clock, challenge.kind, challenge.hash, challenge.accountId, challenge.ttlMs, challenge.via, challenge.pendingLink), ...logged.values],
   );
 }
 
-const LIVE_CHALLENGE_SQL = `SELECT id, account_id, failures, via FROM mfa_challenges
+const LIVE_CHALLENGE_SQL = `SELECT id, account_id, failures, via, pending_link FROM mfa_challenges
   WHERE token_hash = $1 AND kind = $2 AND used_at IS NULL AND expires_at > $3 AND failures < $4`;
 const LIVE_CHALLENGE = { name: 'mfa_live_challenge', text: LIVE_CHALLENGE_SQL };
 const LIVE_CHALLENGE_LOCKED = { name: 'mfa_live_challenge_locked', text: `${LIVE_CHALLENGE_SQL} FOR UPDATE` };

@@ -6,6 +6,7 @@ import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { eventInsert, recordEvent } from '../activity/index.ts';
 import { SESSION_RATE_RULES, type AuthContext } from '../sessions/index.ts';
 import { invalidProof, methodsOf, verifyProof, type Method, type Proof, type ProofAccount } from './mfa.proofs.ts';
+import type { PendingLink } from './mfa.model.ts';
 import * as repo from './mfa.repo.ts';
 
 /** A session that proved its second factor needs no new proof for this long. */
@@ -56,13 +57,14 @@ export async function requireStepUp(deps: Deps, auth: AuthContext, proof: Proof,
  * A password sign-in of an account with a second factor stops here: a single-use token for
  * the second step (only its hash is kept), and the ways it can be given. Undefined when the
  * account has no factor and the sign-in goes on. `via`: how the first step was made (a
- * provider's name), for the session the second step starts.
+ * provider's name), for the session the second step starts; `pendingLink`: the provider's
+ * person to link to the account once the second step passes (identities.accounts.ts).
  */
-export async function startSecondStep(deps: Deps, accountId: number, request: RequestInfo, via = 'password'): Promise<{ mfa_token: string; methods: Method[] } | undefined> {
+export async function startSecondStep(deps: Deps, accountId: number, request: RequestInfo, via = 'password', pendingLink?: PendingLink): Promise<{ mfa_token: string; methods: Method[] } | undefined> {
   const methods = await methodsOf(deps.db, accountId);
   if (!methods.length) return undefined;
   const token = randomToken(32);
-  await repo.insertChallengeLogged(deps.db, deps.clock, { kind: 'mfa_token', hash: sha256(token), accountId, ttlMs: MFA_TOKEN_TTL_MS, via }, (first) =>
+  await repo.insertChallengeLogged(deps.db, deps.clock, { kind: 'mfa_token', hash: sha256(token), accountId, ttlMs: MFA_TOKEN_TTL_MS, via, pendingLink }, (first) =>
     eventInsert(first, deps.clock, 'login.mfa_required', accountId, request),
   );
   return { mfa_token: token, methods };
@@ -71,8 +73,11 @@ export async function startSecondStep(deps: Deps, accountId: number, request: Re
 /** What an unknown, used, expired or exhausted `mfa_token` is told (400 INVALID_TOKEN). */
 export const SIGN_IN_GONE = 'The sign-in has expired or was already finished: sign in again.';
 
-/** A sign-in waiting for its second step: its `mfa_token`'s row, the account, how its first step was made. */
-export type PendingSignIn = { id: string; accountId: number; via: string };
+/**
+ * A sign-in waiting for its second step: its `mfa_token`'s row, the account, how its first
+ * step was made, and the provider identity it links once the second step passes, if any.
+ */
+export type PendingSignIn = { id: string; accountId: number; via: string; pendingLink?: PendingLink };
 
 /**
  * The sign-in a live `mfa_token` is for; 400 INVALID_TOKEN for an unknown, used, expired or
@@ -81,7 +86,7 @@ export type PendingSignIn = { id: string; accountId: number; via: string };
 export async function secondStepAccount(deps: Deps, mfaToken: string): Promise<PendingSignIn> {
   const pending = await repo.liveChallenge(deps.db, deps.clock, 'mfa_token', sha256(mfaToken), { maxFailures: MFA_TOKEN_MAX_FAILURES });
   if (!pending?.account_id) throw new AppError('INVALID_TOKEN', SIGN_IN_GONE);
-  return { id: pending.id, accountId: pending.account_id, via: pending.via ?? 'password' };
+  return { id: pending.id, accountId: pending.account_id, via: pending.via ?? 'password', pendingLink: pending.pending_link ?? undefined };
 }
 
 /**

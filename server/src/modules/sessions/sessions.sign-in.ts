@@ -6,6 +6,7 @@ import { refuseIfLimited } from '../../errors/rate-limited.ts';
 import { rateLimitSubject, type RateCheck, type RateDecision } from '../../lib/rate-limiter.ts';
 import { accountById, accountForLogin } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
+import { linkAfterSecondStep } from '../identities/index.ts';
 import { finishSecondStep, proveWithPasskey, secondStepAccount, startSecondStep, type Proof } from '../mfa/index.ts';
 import type { Device } from './sessions.devices.ts';
 import { SESSION_RATE_RULES } from './sessions.limits.ts';
@@ -96,6 +97,8 @@ export async function loginSecondStep(deps: Deps, input: { mfa_token: string } &
     throw error;
   }
   await deps.rateLimiter.refund(reservation);
+  // A provider sign-in that joined this account links the provider now, not before.
+  if (pending.pendingLink) await linkAfterSecondStep(deps, account, pending.pendingLink, request);
   return startSession(deps, account, request, device, pending.via);
 }
 
