@@ -70,6 +70,14 @@ test('a signed-in browser links a provider whatever its address there; a person 
   assert.is(refusalOf(service, refused), undefined, 'told once');
   assert.equal(await providersOf(service, other.token), []);
   assert.equal(await providersOf(service, account.token), ['acme']);
+
+  // One person of each provider per account: unlinking names the provider alone.
+  op.people.set('sub-link-second', { email: 'second@elsewhere.example', email_verified: true });
+  const second = browserOf(service, account.token);
+  assert.is((await signInWith(service, second, 'acme', 'sub-link-second', '?intent=link')).location, `${service.url}/login`);
+  assert.is(refusalOf(service, second), 'CONFLICT.acme.another');
+  assert.match((await second.get(`${service.url}/account`)).text, 'That account is already connected to another Acme SSO account');
+  assert.equal((await get(service, 'identities', account.token)).body.identities.map((row: { email: string }) => row.email), ['someone.else@elsewhere.example']);
 });
 
 test('intent=link needs the session cookie; the start refuses without one and the callback links nobody else', async ({ env: { service } }) => {

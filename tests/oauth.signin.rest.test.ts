@@ -170,6 +170,14 @@ test('(5) a trusted provider joins the existing account of its verified address,
   assert.equal((await identitiesOf(service, account.token)).identities.map((row: { provider: string }) => row.provider), ['corp']);
   assert.match((await nextMail(service, account.email, seen, /Corp was connected/)).text, 'Corp');
   assert.is((await login(service, account.email)).status, 200, 'a verified account keeps its password');
+
+  // Another person of that provider with the same address does not join: the account has its person there.
+  op.people.set('sub-trusted-second', { email: 'joined@example.com', email_verified: true });
+  const second = createBrowser();
+  assert.is((await signInWith(service, second, 'corp', 'sub-trusted-second')).location, `${service.url}/login`);
+  assert.is(refusalOf(service, second), 'CONFLICT.corp.another');
+  assert.is(second.cookie(service.url, 'svc_token'), undefined);
+  assert.equal((await identitiesOf(service, account.token)).identities.map((row: { provider: string }) => row.provider), ['corp']);
 });
 
 test('(5) a registration never confirmed loses its password and pending link to the trusted provider\'s person', async ({ env: { service, op } }) => {

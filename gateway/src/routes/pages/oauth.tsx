@@ -17,7 +17,8 @@ const https = (config: Pick<Config, 'publicUrl'>) => config.publicUrl.startsWith
 export const oauthCookieName = (config: Pick<Config, 'publicUrl'>) => (https(config) ? '__Host-svc_oauth' : 'svc_oauth');
 /**
  * Why a sign-in through a provider was refused, told to /login: `<code>.<provider>`, and
- * `.linked` after CONFLICT when the provider's person is connected to another account; never in the URL.
+ * after CONFLICT `.linked` when the provider's person is connected to another account,
+ * `.another` when the account is connected to another person of the provider; never in the URL.
  */
 export const oauthNoticeCookieName = (config: Pick<Config, 'publicUrl'>) => (https(config) ? '__Host-svc_oauth_notice' : 'svc_oauth_notice');
 
@@ -28,6 +29,7 @@ const NOTICES: Record<string, (label: string) => string> = {
   EMAIL_NOT_VERIFIED: (label) => `${label} has not verified your e-mail address, so it cannot sign you in here. Verify it with ${label}, or sign in another way.`,
   CONFLICT: (label) => `An account already uses your ${label} e-mail address. Sign in with your password, then connect ${label} on your account page.`,
   CONFLICT_LINKED: (label) => `This ${label} account is already connected to another account.`,
+  CONFLICT_ANOTHER: (label) => `That account is already connected to another ${label} account: disconnect it on the account page first, or continue with that ${label} account.`,
   UNAUTHORIZED: (label) => `Sign in first, then connect ${label} from your account page.`,
 };
 
@@ -38,7 +40,7 @@ export function takeOAuthNotice(ctx: KoaContext, config: Config): Notice | undef
   if (value === undefined) return undefined;
   ctx.append('Set-Cookie', clearedCookieHeader(config, name));
   const [code, provider, variant] = value.split('.');
-  const reason = code === 'CONFLICT' && variant === 'linked' ? 'CONFLICT_LINKED' : code;
+  const reason = code === 'CONFLICT' && variant === 'linked' ? 'CONFLICT_LINKED' : code === 'CONFLICT' && variant === 'another' ? 'CONFLICT_ANOTHER' : code;
   const label = config.oauthProviders.find((candidate) => candidate.name === provider)?.label;
   if (!label || !Object.hasOwn(NOTICES, reason)) return undefined;
   return { tone: 'error', text: NOTICES[reason](label) };
@@ -82,7 +84,12 @@ export function mountOAuthRoutes(router: Router, kit: PageKit): void {
       return found(kit, ctx, next ? `/login/mfa?${new URLSearchParams({ next })}` : '/login/mfa');
     }
     if (outcome.kind === 'linked') return found(kit, ctx, next ?? '/account');
-    const told = outcome.reason === 'IDENTITY_TAKEN' ? `CONFLICT.${outcome.provider}.linked` : `${outcome.reason}.${outcome.provider}`;
+    const told =
+      outcome.reason === 'IDENTITY_TAKEN'
+        ? `CONFLICT.${outcome.provider}.linked`
+        : outcome.reason === 'PROVIDER_IN_USE'
+          ? `CONFLICT.${outcome.provider}.another`
+          : `${outcome.reason}.${outcome.provider}`;
     ctx.append('Set-Cookie', cookieHeader(config, oauthNoticeCookieName(config), told, NOTICE_MAX_AGE_SECONDS));
     found(kit, ctx, next ? `/login?${new URLSearchParams({ next })}` : '/login');
   });

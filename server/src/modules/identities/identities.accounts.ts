@@ -12,10 +12,10 @@ import { hasSecondFactor } from '../mfa/index.ts';
 import { revokeSessions } from '../sessions/index.ts';
 import type { ProviderPerson } from './identities.profile.ts';
 import { linkIdentity, type IdentityToLink } from './identities.link.ts';
-import { identityBySubject } from './identities.repo.ts';
+import { identityBySubject, identityOfAccount } from './identities.repo.ts';
 
 /** Why a callback did not sign anyone in: what /login is told (docs/API.md, Identity providers). */
-export type Refusal = 'EMAIL_NOT_VERIFIED' | 'CONFLICT' | 'IDENTITY_TAKEN' | 'UNAUTHORIZED';
+export type Refusal = 'EMAIL_NOT_VERIFIED' | 'CONFLICT' | 'IDENTITY_TAKEN' | 'PROVIDER_IN_USE' | 'UNAUTHORIZED';
 
 /**
  * The account a callback signs in to (and whether it only linked the provider, or links it
@@ -35,6 +35,7 @@ export async function linkToSignedIn(context: Context, accountId: number): Promi
   if (!account) return { refused: 'UNAUTHORIZED' };
   const existing = await identityBySubject(deps.db, context.provider.name, context.person.subject);
   if (existing) return existing.account_id === accountId ? { account, linkedOnly: true } : { refused: 'IDENTITY_TAKEN' };
+  if (await identityOfAccount(deps.db, accountId, context.provider.name)) return { refused: 'PROVIDER_IN_USE' };
   const notice = await deps.db.transaction((tx) => linkIdentity(tx, deps, account, identityOf(context), context.request));
   if (!notice) return { refused: 'IDENTITY_TAKEN' };
   deps.mailer.sendInBackground(notice);
@@ -77,6 +78,8 @@ export async function accountForSignIn(context: Context): Promise<Choice> {
     }
     const existing = await lockAccountRowByEmail(tx, email);
     if (!existing || !provider.trustEmail) return { choice: { refused: 'CONFLICT', email } };
+    // Linked to another person of this provider: the address alone does not make this one it.
+    if (await identityOfAccount(tx, existing.id, provider.name)) return { choice: { refused: 'PROVIDER_IN_USE', email } };
     if (!existing.email_verified) {
       // Whoever registered the address before cannot sign in with the password they chose.
       await claimUnverifiedAccount(tx, deps.clock, existing.id);

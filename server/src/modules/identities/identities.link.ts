@@ -6,7 +6,7 @@ import { recordEvent } from '../activity/index.ts';
 import { emitSecurityChange } from '../events/index.ts';
 import { identityNotice } from './identities.mails.ts';
 import { labelOf } from './identities.providers.ts';
-import { insertIdentity } from './identities.repo.ts';
+import { identityOfAccount, insertIdentity } from './identities.repo.ts';
 
 /** A provider's person as an account is linked to it: the provider, its id for them, the address it gave. */
 export type IdentityToLink = { provider: string; subject: string; email: string | null };
@@ -15,11 +15,14 @@ type LinkDeps = Pick<Deps, 'clock' | 'config'>;
 
 /**
  * The link and what it is recorded as, in the caller's transaction; the notice to mail once it
- * commits, or undefined when that person is linked already (to this account or another).
+ * commits, or undefined when that person is linked already (to this account or another), or
+ * the account is linked to another person of the same provider.
  * Linking to an account that existed before is a security change it is told of; a new
  * account's first link is part of its creation.
  */
 export async function linkIdentity(tx: Queryable, deps: LinkDeps, account: { id: number; email: string; name: string }, identity: IdentityToLink, request: RequestInfo, fresh = false): Promise<Mail | undefined> {
+  // One person of each provider: unlinking names the provider alone (docs/API.md).
+  if (await identityOfAccount(tx, account.id, identity.provider)) return undefined;
   if (!(await insertIdentity(tx, deps.clock, account.id, identity))) return undefined;
   await recordEvent(tx, deps.clock, 'identity.linked', { accountId: account.id }, request, { provider: identity.provider });
   if (!fresh) await emitSecurityChange(tx, deps.clock, account.id, 'identity');

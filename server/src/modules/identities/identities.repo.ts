@@ -13,6 +13,12 @@ export async function identityBySubject(db: Queryable, provider: string, subject
   return row;
 }
 
+/** The account's link to `provider`, if it has one: an account is linked to one person of each provider. */
+export async function identityOfAccount(db: Queryable, accountId: number, provider: string): Promise<IdentityRow | undefined> {
+  const [row] = await db.query<IdentityRow>('SELECT provider, subject, email, linked_at, account_id FROM identities WHERE account_id = $1 AND provider = $2 LIMIT 1', [accountId, provider]);
+  return row;
+}
+
 /** The account's links, oldest first. */
 export async function identitiesOf(db: Queryable, accountId: number): Promise<IdentityRow[]> {
   return db.query<IdentityRow>('SELECT provider, subject, email, linked_at, account_id FROM identities WHERE account_id = $1 ORDER BY linked_at, id', [accountId]);
