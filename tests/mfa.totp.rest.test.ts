@@ -300,7 +300,9 @@ test('disable needs the password and a code; the last factor takes the recovery 
 test('new recovery codes need the password and a proof; the older ones stop working', async (context) => {
   const { service } = context;
   const account = await accountWithTotp(context, 'totp.regenerate@example.com');
-  assertError(await post(service, 'mfa/recovery-codes', bearer(account.token), { password: PASSWORD }), 400, 'VALIDATION_FAILED');
+  const unproven = await post(service, 'mfa/recovery-codes', bearer(account.token), { password: PASSWORD });
+  assertError(unproven, 403, 'STEP_UP_REQUIRED');
+  assert.equal(unproven.body.methods, ['totp', 'recovery_code']);
   assertError(await post(service, 'mfa/recovery-codes', bearer(account.token), { password: PASSWORD, code: '000000' }), 400, 'INVALID_CODE');
   const fresh = await post(service, 'mfa/recovery-codes', bearer(account.token), { password: PASSWORD, code: codeNow(service, account.secret) });
   assert.is(fresh.status, 200, fresh.text);

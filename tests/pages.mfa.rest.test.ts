@@ -267,8 +267,8 @@ test('new recovery codes (password and code) replace the old; turning the app of
   const { account, visitor, secret, codes } = await signedInWithApp(context, 'pages.mfa.regen@example.com');
   await visitor.get('/account');
   const missing = await visitor.post('/account/mfa/recovery-codes', { password: PASSWORD });
-  assert.is(missing.status, 400);
-  assert.match(missing.text, 'Enter your code from your authenticator app (or a recovery code).');
+  assert.is(missing.status, 403);
+  assert.match(missing.text, 'Enter a code from your authenticator app or a recovery code to confirm.');
   const made = await visitor.post('/account/mfa/recovery-codes', { password: PASSWORD, code: codeNow(service, secret) });
   assert.is(made.status, 200, made.text);
   const fresh = shownCodes(made.text);

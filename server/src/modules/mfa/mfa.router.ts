@@ -63,7 +63,7 @@ export const mfaProcedures = {
     .meta(authRoute('POST', 'mfa/recovery-codes', 'Ten new recovery codes; the older ones stop working', {
       protect: true,
       beforeMfaSetup: true,
-      errors: { 400: WRONG_PROOF, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 409: 'CONFLICT: the account has no second factor' },
+      errors: { 400: WRONG_PROOF, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 403: 'STEP_UP_REQUIRED (with `methods`): no `code` or `response`, the proof this route always takes', 409: 'CONFLICT: the account has no second factor' },
     }))
     .output(recoveryCodesOutput)
     .mutation(({ ctx, input }) => regenerateRecoveryCodes(ctx.deps, ctx.auth, input, ctx.request)),

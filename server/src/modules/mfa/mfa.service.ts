@@ -7,7 +7,7 @@ import { emitSecurityChange } from '../events/index.ts';
 import { confirmPassword } from '../passwords/index.ts';
 import type { AuthContext } from '../sessions/index.ts';
 import { factorNotice, type FactorChange } from './mfa.mails.ts';
-import { recoveryKeysOf, totpPlace, type Proof } from './mfa.proofs.ts';
+import { methodsOf, recoveryKeysOf, totpPlace, type Proof } from './mfa.proofs.ts';
 import { newRecoveryCodes, recoveryCodeHashes } from './mfa.recovery.ts';
 import * as repo from './mfa.repo.ts';
 import { checkProof, requireStepUp } from './mfa.step-up.ts';
@@ -109,8 +109,9 @@ export async function regenerateRecoveryCodes(deps: Deps, auth: AuthContext, inp
   await confirmPassword(deps, auth, input.password, request);
   const factors = await repo.factorsOf(deps.db, auth.account.id);
   if (!factors.totp && factors.passkeys === 0) throw new AppError('CONFLICT', 'Recovery codes go with a second factor: turn one on first.');
+  // Its own proof, always (docs/API.md, Second factor): without one, what a step-up says.
   if (input.code === undefined && input.response === undefined) {
-    throw new AppError('VALIDATION_FAILED', undefined, { issues: [{ path: 'code', message: 'is required (or response, a passkey answer)' }] });
+    throw new AppError('STEP_UP_REQUIRED', undefined, { details: { methods: await methodsOf(deps.db, auth.account.id) } });
   }
   await checkProof(deps, auth.account, input, request);
   const { codes, notice } = await deps.db.transaction(async (tx) => ({
