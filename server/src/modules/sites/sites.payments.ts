@@ -47,6 +47,7 @@ export async function applyPaymentChanges(deps: Deps, tx: Tx, changes: Array<{ s
     const site = sites.get(siteKey);
     if (!site) return 'the site no longer exists';
     const { before, after } = applyChange(paymentsOf.get(site.id)!, change);
+    if (after === undefined) return undefined;
     changed.set(after, site.id);
     // The platform hears of a payment when its status moves, not of every event that restates it.
     if (before !== after.status) {
@@ -105,9 +106,10 @@ const paymentLockName = (siteId: number, key: string) => `payment:${siteId}:${ke
  * A payment is keyed by its payment intent, else by its checkout session. A session seen
  * before its payment intent was known is re-keyed (merged) once an event links the two.
  * On the site's payments in memory: the ones the change's keys find are merged into one,
- * under the reference it keeps. Returns the status before and the payment after.
+ * under the reference it keeps. Returns the status before and the payment after, or no
+ * payment when the change leaves the one it names exactly as it was.
  */
-function applyChange(payments: Map<string, Payment>, change: PaymentChange): { before: PaymentStatus | undefined; after: Payment } {
+function applyChange(payments: Map<string, Payment>, change: PaymentChange): { before: PaymentStatus | undefined; after: Payment | undefined } {
   const keys = paymentKeys(change);
   const rows = [...payments.values()].filter((row) => keys.includes(row.reference) || (row.checkoutSession !== undefined && keys.includes(row.checkoutSession)));
   const reference = targetReference(change, rows);
@@ -115,11 +117,17 @@ function applyChange(payments: Map<string, Payment>, change: PaymentChange): { b
   for (const row of rows) state = merge(state, row);
   const before = state?.status;
   state = merge(state, change);
+  // An event that tells nothing new (an older one, a replay) leaves the payment, and its
+  // updated_at, as they are: undefined, nothing to write.
+  if (rows.length === 1 && rows[0].reference === reference && samePayment(rows[0], state)) return { before, after: undefined };
   for (const row of rows) payments.delete(row.reference);
   const after = { ...state, reference };
   payments.set(reference, after);
   return { before, after };
 }
+
+const samePayment = (a: PaymentState, b: PaymentState) =>
+  a.status === b.status && a.at.getTime() === b.at.getTime() && a.amount === b.amount && a.currency === b.currency && a.checkoutSession === b.checkoutSession;
 
 /** An event that knows only the session keeps the payment-intent key a linked row already has. */
 function targetReference(change: PaymentChange, rows: Payment[]): string {
