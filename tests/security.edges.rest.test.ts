@@ -51,10 +51,15 @@ test('a JSON body that is not UTF-8 is 400 on REST and tRPC, and nothing is stor
   assert.is(stored.length, 0);
 });
 
-/** A request head with one header value holding raw bytes, as a client could send them. */
-function headWith(method: string, path: string, header: string, value: Buffer, body = ''): string {
+/**
+ * A request head with one header value, as a client could send it: text (sent as UTF-8, as
+ * the whole head is), or characters U+0000 to U+00FF standing for raw bytes (also sent as
+ * UTF-8: 0x85 arrives as C2 85, which is U+0085 however the server reads it).
+ */
+function headWith(method: string, path: string, header: string, value: Buffer | string, body = ''): string {
   const length = Buffer.byteLength(body);
-  return `${method} ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n${header}: ${value.toString('latin1')}\r\n\r\n${body}`;
+  const text = typeof value === 'string' ? value : value.toString('latin1');
+  return `${method} ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n${header}: ${text}\r\n\r\n${body}`;
 }
 
 test('C1 control characters (U+0080 to U+009F) in any header value are 400, and nothing is stored', async ({ service, owner }) => {
@@ -86,6 +91,20 @@ test('C1 control characters (U+0080 to U+009F) in any header value are 400, and 
   // Latin-1 letters (0xA0 and above) are not control characters: a header may carry them.
   const latin = await rawRequest(service.url, headWith('GET', '/healthz', 'X-Note', Buffer.from([0x63, 0x61, 0x66, 0xe9])), undefined);
   assert.is(latin.status, 200);
+});
+
+test('UTF-8 text in a header is not taken for control characters: a user agent in Japanese signs in and is kept as written', async ({ service, owner }) => {
+  // 日 is E6 97 A5 and € is E2 82 AC: read as latin1, 0x97 and 0x82 are C1 controls.
+  const agent = 'Mozilla/5.0 (日本語; €) TestApp/1.0';
+  const login = JSON.stringify({ email: owner.email, password: PASSWORD });
+  const answer = await rawRequest(service.url, headWith('POST', `${AUTH}/login`, 'User-Agent', agent, login), undefined);
+  assert.is(answer.status, 200, answer.statusLine);
+  const token = answer.body.token as string;
+  const listed = await request(service.url, 'GET', `${AUTH}/sessions`, { headers: { authorization: `Bearer ${token}` } });
+  assert.is(listed.body.sessions.find((session: { current: boolean }) => session.current).user_agent, agent);
+  // A cookie another page of the domain set, holding UTF-8 text, does not get the request refused.
+  const cookie = `prefs=言語; svc_token=${token}`;
+  assert.is((await rawRequest(service.url, headWith('GET', `${AUTH}/me`, 'Cookie', cookie), undefined)).status, 200);
 });
 
 test.run();

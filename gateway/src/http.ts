@@ -102,7 +102,9 @@ async function settleUnreadBody(ctx: KoaContext, tooLarge: boolean): Promise<voi
  * before any route sees it: decoded, it would reach a database or a log as it is. So is a
  * header value with one: Node's parser already refuses C0 characters there, but reads the
  * bytes 0x80 to 0x9F as the C1 controls U+0080 to U+009F, which would be stored with a
- * session's user agent and shown on the account page.
+ * session's user agent and shown on the account page. Where those bytes are part of UTF-8
+ * text (a user agent in Japanese, a cookie another page of the domain set), the text is
+ * what is checked, and what is kept (headerText).
  */
 export function refuseControlCharacters() {
   return async (ctx: KoaContext, next: Next) => {
@@ -118,7 +120,8 @@ export function refuseControlCharacters() {
     }
     const raw = ctx.req.rawHeaders;
     for (let i = 1; i < raw.length; i += 2) {
-      if (hasControlCharacter(raw[i])) throw new AppError('VALIDATION_FAILED', `The ${raw[i - 1]} header holds a control character.`);
+      // Bytes 0x80 to 0x9F are also the middle of UTF-8 text: refused only when they are not.
+      if (hasControlCharacter(raw[i]) && hasControlCharacter(headerText(raw[i]))) throw new AppError('VALIDATION_FAILED', `The ${raw[i - 1]} header holds a control character.`);
     }
     return next();
   };
@@ -184,5 +187,21 @@ export function jsonText(body: Buffer): string {
     return utf8.decode(body);
   } catch {
     throw new AppError('INVALID_JSON', 'The request body is not valid UTF-8.');
+  }
+}
+
+const LATIN1_HIGH = /[\u0080-\u00ff]/;
+
+/**
+ * A header value as its sender wrote it. Node reads header bytes as latin1, so UTF-8 text
+ * arrives as pairs and triples of latin1 characters; decoded here when the bytes are UTF-8,
+ * and left as read when they are not.
+ */
+export function headerText(value: string): string {
+  if (!LATIN1_HIGH.test(value)) return value;
+  try {
+    return utf8.decode(Buffer.from(value, 'latin1'));
+  } catch {
+    return value;
   }
 }

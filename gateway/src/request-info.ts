@@ -1,5 +1,6 @@
 import type { Context as KoaContext, Next } from 'koa';
 import type { Config, RequestInfo } from '../../server/src/index.ts';
+import { headerText } from './http.ts';
 import { browserWriteOf, trustedOrigins } from './origins.ts';
 
 /**
@@ -14,7 +15,7 @@ export function describeRequest(config: Config) {
   return (ctx: KoaContext, next: Next) => {
     const info: RequestInfo = {
       ip: ctx.ip,
-      userAgent: ctx.get('user-agent') || undefined,
+      userAgent: headerText(ctx.get('user-agent')) || undefined,
       requestId: ctx.state.requestId,
       browserWrite: browserWriteOf(ctx, trusted),
     };
