@@ -152,6 +152,19 @@ test('every tRPC procedure refuses a field it does not know, naming it (queries 
   assert.equal(await snapshot(service, user), before);
 });
 
+test('a tRPC mutation with its input in the URL is refused, not run without it', async ({ service, user }) => {
+  const rotated = await request(service.url, 'POST', `/trpc/auth.rotateApiKey?input=${encodeURIComponent(JSON.stringify({ grace_seconds: 600 }))}`, {
+    headers: { ...bearer(user.token), 'content-type': 'application/json' },
+  });
+  assertError(rotated, 400, 'VALIDATION_FAILED');
+  assert.equal(rotated.body.issues, [{ path: 'input', message: 'is read from the body of a POST, not from its URL' }]);
+  assert.is((await me(service, bearer(user.apiKey))).status, 200, 'the key was not rotated');
+  // The batch flag is no input: a batched mutation still runs.
+  const batched = await request(service.url, 'POST', '/trpc/auth.forgotPassword?batch=1', { json: { 0: { email: 'nobody.batched@example.com' } } });
+  assert.is(batched.status, 200, batched.text);
+  assert.is(batched.body[0].result.data.success, true);
+});
+
 test('missing fields and wrong types are said in words: "password is required", "name must be text"', async ({ service }) => {
   const missing = await register(service, { email: 'words@example.com', name: 'Words' });
   assertError(missing, 400, 'VALIDATION_FAILED');

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
-import { appRouter, createContext, type Deps } from '../../../server/src/index.ts';
+import { AppError, appRouter, createContext, type Deps } from '../../../server/src/index.ts';
 import { hasBody, jsonText, readLimitedBody } from '../http.ts';
 import { requestInfoOf } from '../request-info.ts';
 import { responseHeaders } from './procedure-meta.ts';
@@ -12,6 +12,11 @@ const MAX_BATCH_SIZE = 16;
 /** The typed client's endpoint: tRPC's own protocol (batching, its error envelope). */
 export function mountTrpc(router: Router, deps: Deps): void {
   router.all('/trpc/:path', async (ctx) => {
+    // tRPC reads a POST's input from its body alone: one put in the URL would be dropped, and
+    // the mutation run without it (a rotation with no grace period, say).
+    if (ctx.method === 'POST' && ctx.querystring && new URLSearchParams(ctx.querystring).has('input')) {
+      throw new AppError('VALIDATION_FAILED', undefined, { issues: [{ path: 'input', message: 'is read from the body of a POST, not from its URL' }] });
+    }
     // Read here, as REST and the webhooks read theirs: tRPC's own reader counts the bytes as
     // they come, so a declared 999999999 would hold the connection until the request timeout.
     const body = ctx.method === 'POST' && hasBody(ctx) ? jsonText(await readLimitedBody(ctx, JSON_BODY_LIMIT)) : undefined;
