@@ -189,6 +189,19 @@ test('no password: a provider sign-in of the last 10 minutes stands in; later, o
   assert.equal(issuePaths(now), ['password']);
 });
 
+test('a sign-in through a provider unlinked since stands in for no password', async ({ env }) => {
+  const { service } = env;
+  const token = await signedUp(env, 'acme', 'sub-unlinked', 'unlinked.standin@example.com');
+  env.op.people.set('sub-unlinked-corp', { email: 'unlinked.corp@elsewhere.example', email_verified: true });
+  assert.is((await signInWith(service, browserOf(service, token), 'corp', 'sub-unlinked-corp', '?intent=link')).location, `${service.url}/account`);
+  assert.equal(await providersOf(service, token), ['acme', 'corp']);
+  assert.is((await post(service, 'identities/acme/unlink', token, {})).status, 200, 'the fresh acme sign-in stands in');
+  // The same session, begun through acme, which no longer signs in to this account.
+  const refused = await post(service, 'email/change', token, { new_email: 'unlinked.new@example.com' });
+  assertError(refused, 403, 'REAUTH_REQUIRED');
+  assert.is(refused.body.reauth_url, `${service.url}${OAUTH}/corp/start?next=%2Faccount`);
+});
+
 test('garbage to every new route is a 4xx with a clear body, never a 5xx', async ({ env: { service } }) => {
   const account = await registerAndVerify(service, 'garbage.oauth@example.com');
   const json = (path: string, body: string, headers: Record<string, string> = {}) =>

@@ -32,8 +32,11 @@ const LAST_WAY_IN = 'This is the only way to sign in to your account: set a pass
  * provider) and, with a second factor on, its step-up.
  */
 export async function unlinkIdentity(deps: Deps, auth: AuthContext, input: { name: string; password?: string } & Proof, request: RequestInfo) {
-  const linked = (await identitiesOf(deps.db, auth.account.id)).filter((row) => row.provider === input.name);
+  const all = await identitiesOf(deps.db, auth.account.id);
+  const linked = all.filter((row) => row.provider === input.name);
   if (!linked.length) throw new AppError('NOT_FOUND', 'This provider is not connected to your account.');
+  // Said before any proof is asked for, which could not make it possible (checked again below, locked).
+  if (linked.length === all.length && typeof (await passwordHashOf(deps.db, auth.account.id)) !== 'string') throw new AppError('CONFLICT', LAST_WAY_IN);
   await confirmPassword(deps, auth, input.password, request);
   await requireStepUp(deps, auth, { code: input.code, response: input.response }, request);
   await deps.db.transaction(async (tx) => {

@@ -41,9 +41,11 @@ export async function confirmPassword(deps: Deps, auth: AuthContext, password: s
 async function confirmRecentSignIn(deps: Deps, auth: AuthContext): Promise<void> {
   const signIn = auth.sessionId ? await sessionSignIn(deps.db, auth.sessionId) : undefined;
   const configured = deps.config.oauthProviders.map((provider) => provider.name);
-  const byProvider = signIn && configured.includes(signIn.via);
+  // One of its providers: configured, and still linked (a provider unlinked since stands in for nothing).
+  const linked = (await linkedProviders(deps.db, auth.account.id)).filter((name) => configured.includes(name));
+  const byProvider = signIn && linked.includes(signIn.via);
   if (byProvider && deps.clock.now().getTime() - signIn.authTime.getTime() <= REAUTH_WINDOW_MS) return;
-  const provider = byProvider ? signIn.via : (await linkedProviders(deps.db, auth.account.id)).find((name) => configured.includes(name));
+  const provider = byProvider ? signIn.via : linked[0];
   const details = provider ? { reauth_url: startUrl(deps.config, provider, { next: '/account' }) } : {};
   throw new AppError('REAUTH_REQUIRED', undefined, { details });
 }
