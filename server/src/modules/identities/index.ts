@@ -3,8 +3,9 @@
 // where a sign-in with a provider starts. It owns `identities` (identities.model.ts, every
 // statement in identities.repo.ts). Nothing here may import the second factor or the
 // passwords module (both build on this face): the sign-in itself (identities.flow.ts) and the
-// procedures (identities.router.ts) reach the server through server/src/router.ts. A
-// password or provider sign-in's second step links what its first step left waiting.
+// procedures (identities.router.ts) reach the server through server/src/router.ts. The
+// second step of a provider's sign-in (sessions' loginSecondStep) links the provider that
+// its first step left waiting.
 export { identitiesTable, type IdentityRecord } from './identities.model.ts';
 export { linkAfterSecondStep } from './identities.link.ts';
 export { startUrl } from './identities.providers.ts';
