@@ -8,7 +8,7 @@ export const keysProcedures = {
   rotateApiKey: authedProcedure
     .meta(authRoute('POST', 'api-key/rotate', 'Replace the API key; the previous one works for grace_seconds more', {
       protect: true,
-      errors: { 400: AUTH_ROUTE_ERRORS.invalidBody, 401: AUTH_ROUTE_ERRORS.noCredentials },
+      errors: { 400: AUTH_ROUTE_ERRORS.invalidBody, 401: AUTH_ROUTE_ERRORS.noCredentials, 403: 'FORBIDDEN: called with the previous API key, still in its grace period' },
     }))
     .input(rotateApiKeyInput.optional())
     .output(rotateApiKeyOutput)

@@ -1,5 +1,6 @@
 import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
+import { AppError } from '../../errors/errors.ts';
 import { randomHex } from '../../lib/crypto.ts';
 import { replaceApiKey } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
@@ -13,9 +14,11 @@ import { apiKeyHash, apiKeyPlace } from './keys.storage.ts';
  * A new API key, returned once here and by login and /me from now on. With a grace window
  * the previous key keeps working until it ends, on every instance (its lookup hash is kept
  * that long, never its ciphertext); without one it stops at once. A key still in an earlier
- * window is dropped: at most two keys work at any time.
+ * window is dropped: at most two keys work at any time. A call made with the previous key
+ * is never told the new one, and cannot rotate (403): it may be the leaked key.
  */
 export async function rotateApiKey(deps: Deps, auth: AuthContext, input: { grace_seconds?: number } & Proof, request: RequestInfo) {
+  if (auth.replacedKey) throw new AppError('FORBIDDEN', 'This API key was replaced: it works until its grace period ends, but cannot rotate the key.');
   await requireStepUp(deps, auth, input, request);
   const graceSeconds = input.grace_seconds ?? 0;
   const apiKey = randomHex(32);

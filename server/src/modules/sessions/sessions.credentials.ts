@@ -24,8 +24,9 @@ export async function authenticate(deps: Deps, credentials: Credentials): Promis
   if (credentials.bearer && isApiKey(value)) {
     const found = await accountByApiKey(deps, value);
     if (!found) return undefined;
-    const apiKey = found.previousKey ? currentApiKey(deps, found.account) : value.toLowerCase();
-    return { account: found.account, apiKey };
+    // A replaced key is told only itself: whoever holds it may have leaked it.
+    if (found.previousKey) return { account: found.account, apiKey: value.toLowerCase(), replacedKey: true };
+    return { account: found.account, apiKey: value.toLowerCase() };
   }
   const claims = await deps.jwt.verify(value);
   if (!claims || !isUuid(claims.sessionId)) return undefined;

@@ -2,13 +2,18 @@
 // without importing anything that names deps.ts.
 import type { AccountRow } from '../accounts/index.ts';
 
-/** Who is calling: the account, its API key in plaintext, and the session when a JWT was used. */
-export type AuthContext = { account: AccountRow; apiKey: string; sessionId?: string };
+/**
+ * Who is calling: the account, its API key in plaintext (the one the caller may see), the
+ * session when a JWT was used, and `replacedKey` when the caller used an API key a rotation
+ * replaced, still in its grace window: it may go on calling, but is never told the new key,
+ * nor may it rotate (a leaked key would otherwise take over its own replacement).
+ */
+export type AuthContext = { account: AccountRow; apiKey: string; sessionId?: string; replacedKey?: true };
 
 /**
  * An account as found by a credential, with the end of that credential's life when it has
  * one: the session's expiry, or the end of a rotated API key's grace window. `previousKey`:
- * found by the key a rotation replaced, so the caller is told the current one. `lastUsedAt`:
+ * found by the key a rotation replaced (AuthContext.replacedKey). `lastUsedAt`:
  * the session's last use as stored when it was found (SESSION_IDLE_TIMEOUT).
  */
 export type CachedAuth = { account: AccountRow; validUntil?: Date; previousKey?: true; lastUsedAt?: Date };
