@@ -26,7 +26,8 @@ export type Gateway = {
   inFlight(): number;
 };
 
-const API_PATH = /^\/(?:api\/v1|trpc)\//;
+// Whatever the letters' case: the router matches paths so, and /API/V1/auth/me is /me.
+const API_PATH = /^\/(?:api\/v1|trpc)\//i;
 
 /**
  * On every answer, `nosniff`, and over https `Strict-Transport-Security`: a browser that has
