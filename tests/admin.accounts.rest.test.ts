@@ -218,6 +218,8 @@ test('resetMfa: the owner who lost every factor signs in with the password again
   const overTrpc = await trpcOver(service).mutation(admin, 'admin.resetMfa', { id: owner.user.id });
   assert.is(overTrpc.status, 200, overTrpc.text);
   assert.equal(data(overTrpc), { success: true });
+  // Nothing was left to remove: the owner's log has no second entry (and no second notice is sent).
+  assert.equal((await auditOf(service, owner.user.id)).filter((row) => row.event === 'mfa.disabled').length, 1);
 });
 
 test.run();

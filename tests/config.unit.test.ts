@@ -222,6 +222,7 @@ test('outside production, missing secrets are generated into DATA_DIR and reused
   const partly = loadConfig({ DATA_DIR: dir, JWT_SECRET: SECRET });
   assert.equal(partly.jwtSecrets, [Buffer.from(SECRET)]);
   assert.equal(partly.dataKeys, first.dataKeys);
+  assert.ok(partly.warnings.some((warning) => warning.startsWith('DATA_KEY not set: using development secrets')), partly.warnings.join('; '));
 });
 
 test('development secrets already in DATA_DIR: the directory and the file are made private at every load, with or without the embedded database', (context) => {

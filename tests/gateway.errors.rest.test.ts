@@ -103,7 +103,10 @@ test('malformed JSON: 400 INVALID_JSON on every POST route', async (context) => 
 test('JSON that is not an object (array, number, null, string, boolean): 400 VALIDATION_FAILED', async (context) => {
   for (const route of POST_ROUTES) {
     for (const json of [[], [{ email: 'a@b.co' }], 42, null, 'text', true]) {
-      assertError(await send(context, 'POST', `${AUTH}/${route}`, { json }), 400, 'VALIDATION_FAILED');
+      const refused = await send(context, 'POST', `${AUTH}/${route}`, { json });
+      assertError(refused, 400, 'VALIDATION_FAILED');
+      // Like any VALIDATION_FAILED, it names what is wrong: the body as a whole.
+      assert.equal(refused.body.issues, [{ path: '(body)', message: 'must be a JSON object' }]);
     }
   }
 });

@@ -38,6 +38,9 @@ test('an unreachable provider does not stop the start; its sign-in works once it
   const unavailable = await createBrowser().get(`${service.url}${OAUTH}/late/start`);
   assert.is(unavailable.status, 503);
   assert.match(unavailable.headers.get('content-type') ?? '', 'text/html');
+  // It names what is away: the provider, not the database.
+  assert.match(unavailable.text, 'Late cannot be reached just now');
+  assert.not.match(unavailable.text, 'database');
 
   context.op = await startOidcProvider([`${service.url}${OAUTH}/late/callback`], OIDC_SECRET, context.opPort);
   context.op.people.set('sub-late', { email: 'late@example.com', email_verified: true });

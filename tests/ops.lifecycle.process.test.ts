@@ -27,7 +27,7 @@ lifecycle('starts without secrets in development, generating them into DATA_DIR 
     await waitUntilReady(`http://127.0.0.1:${port}/readyz`, service);
     const secretsFile = join(database.env.DATA_DIR, 'dev-secrets.json');
     assert.ok(existsSync(secretsFile), 'dev-secrets.json written');
-    assert.match(service.output(), /JWT_SECRET or DATA_KEY not set/);
+    assert.match(service.output(), /JWT_SECRET and DATA_KEY not set/);
     const secrets = readFileSync(secretsFile, 'utf8');
     const { jwtSecret, dataKey } = JSON.parse(secrets);
     assert.not.ok(service.output().includes(jwtSecret), 'the generated JWT secret is not logged');

@@ -200,7 +200,8 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
   const devSecrets = !e.JWT_SECRET || !e.DATA_KEY ? devSecretsIn(e.DATA_DIR, ctx) : undefined;
   if (devSecrets === null) return z.NEVER;
   if (devSecrets) {
-    warnings.push(`JWT_SECRET or DATA_KEY not set: using development secrets from ${devSecrets.file}; never do this in production`);
+    const unset = [e.JWT_SECRET ? '' : 'JWT_SECRET', e.DATA_KEY ? '' : 'DATA_KEY'].filter(Boolean).join(' and ');
+    warnings.push(`${unset} not set: using development secrets from ${devSecrets.file}; never do this in production`);
   }
   if (e.RATE_LIMITS === 'off') warnings.push('RATE_LIMITS=off: request rate limits are disabled');
   const oauthProviders = readOAuthProviders(

@@ -18,9 +18,10 @@ const START = { href: '/login', label: 'Go to sign in' };
 /**
  * What a person is told when a page request fails as a whole (an unreadable form, a database
  * outage). 4xx messages the gateway wrote for people are shown as they are; a 5xx never
- * says more than that it is our fault.
+ * says more than that it is our fault, and, for a 503, what is away (`unavailable`, when the
+ * code that refused said so: an identity provider; else the database).
  */
-export function problemFor(code: ErrorCode, message: string, retryAfterSeconds?: number): Problem {
+export function problemFor(code: ErrorCode, message: string, retryAfterSeconds?: number, unavailable?: string): Problem {
   switch (code) {
     case 'PAYLOAD_TOO_LARGE':
       return { title: 'Form too large', text: `${message} That is more than any of our forms holds. Nothing was changed.`, back: START };
@@ -32,7 +33,7 @@ export function problemFor(code: ErrorCode, message: string, retryAfterSeconds?:
     case 'RATE_LIMITED':
       return { title: 'Too many attempts', text: `Please wait ${waitText(retryAfterSeconds ?? 60)} and try again.`, back: START };
     case 'SERVICE_UNAVAILABLE':
-      return { title: 'Temporarily unavailable', text: 'We cannot reach our database right now. Please try again in a few seconds.', back: START };
+      return { title: 'Temporarily unavailable', text: unavailable ?? 'We cannot reach our database right now. Please try again in a few seconds.', back: START };
     case 'NOT_FOUND':
     case 'METHOD_NOT_ALLOWED':
       return { title: 'Page not found', text: 'There is no such page.', back: START };

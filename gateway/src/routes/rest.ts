@@ -32,7 +32,7 @@ async function readJsonBody(ctx: KoaContext, next: Next) {
       throw new AppError('INVALID_JSON');
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      throw new AppError('VALIDATION_FAILED', 'The request body must be a JSON object.');
+      throw new AppError('VALIDATION_FAILED', 'The request body must be a JSON object.', { issues: [{ path: '(body)', message: 'must be a JSON object' }] });
     }
     Object.assign(req, { body: parsed });
   }

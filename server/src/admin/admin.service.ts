@@ -208,19 +208,25 @@ export async function revokeAccountSessions(deps: Deps, actor: Actor, target: Ac
  * For an owner locked out of their second factor (a lost phone, no recovery codes), once an
  * administrator has made sure who is asking: the authenticator, passkeys, recovery codes and
  * pending challenges go, so the password alone signs in again. Audited on both sides; the
- * owner is mailed, so a reset they did not ask for does not go unseen.
+ * owner is mailed, so a reset they did not ask for does not go unseen (an account that had
+ * no factor is neither told nor changed).
  */
 export async function resetAccountMfa(deps: Deps, actor: Actor, target: AccountTarget) {
   const { owner, removed } = await deps.db.transaction(async (tx) => {
     const account = await lockAccount(tx, target);
     const removed = await removeAllFactors(tx, account.id);
-    const byAdmin = { ip: '', requestId: actor.request.requestId };
-    await recordEvent(tx, deps.clock, 'mfa.disabled', { accountId: account.id }, byAdmin, { by: 'admin', ...removed });
-    await emitSecurityChange(tx, deps.clock, account.id, 'mfa');
+    // An account that had no factor changes not at all: only the administrator's try is recorded.
+    if (removed.totp || removed.passkeys > 0) {
+      const byAdmin = { ip: '', requestId: actor.request.requestId };
+      await recordEvent(tx, deps.clock, 'mfa.disabled', { accountId: account.id }, byAdmin, { by: 'admin', ...removed });
+      await emitSecurityChange(tx, deps.clock, account.id, 'mfa');
+    }
     await audit(deps, tx, actor, 'admin.mfa_reset', { account: account.id, ...removed });
     return { owner: account, removed };
   });
-  deps.mailer.sendInBackground(factorNotice(owner.email, owner.name, 'reset_by_admin', `${deps.config.publicUrl}/account`));
+  if (removed.totp || removed.passkeys > 0) {
+    deps.mailer.sendInBackground(factorNotice(owner.email, owner.name, 'reset_by_admin', `${deps.config.publicUrl}/account`));
+  }
   return { success: true as const, account: { id: owner.id, email: owner.email }, removed };
 }
 

@@ -8,7 +8,8 @@ async function resetMfa(text: string, options: { json?: boolean }): Promise<void
   const { account, removed } = await withServices((admin, deps) => admin.resetAccountMfa(deps, CLI_ACTOR, { email }));
   if (options.json) return printJson({ success: true, account, removed });
   const what = [removed.totp ? 'its authenticator app' : '', removed.passkeys ? `${removed.passkeys} ${removed.passkeys === 1 ? 'passkey' : 'passkeys'}` : ''].filter(Boolean);
-  printLine(`${email} (account ${account.id}) has no second factor now${what.length ? `: ${what.join(' and ')} removed, with its recovery codes` : ' (it had none)'}.`);
+  if (!what.length) return printLine(`${email} (account ${account.id}) had no second factor: nothing was changed, and no notice was mailed.`);
+  printLine(`${email} (account ${account.id}) has no second factor now: ${what.join(' and ')} removed, with its recovery codes.`);
   printLine('Its password alone signs in; its owner was mailed a notice.');
 }
 

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import { TRPCError } from '@trpc/server';
 import type { Context as KoaContext, Next } from 'koa';
 import type { VNode } from 'preact';
-import { clearedCookieHeader, cookieHeader, createCaller, createContextInner, credentialsFromHeaders, readCookie, SESSION_COOKIE, toErrorResponse, type BrowserWrite, type Context, type Deps, type Logger } from '../../../../server/src/index.ts';
+import { AppError, clearedCookieHeader, cookieHeader, createCaller, createContextInner, credentialsFromHeaders, readCookie, SESSION_COOKIE, toErrorResponse, type BrowserWrite, type Context, type Deps, type Logger } from '../../../../server/src/index.ts';
 import { CSRF_FIELD, csrfToken, csrfTokenMatches, isVisitorId, newVisitorId, VISITOR_COOKIE } from '../../pages/csrf.ts';
 import { ProblemPage, type Problem } from '../../pages/problem-view.tsx';
 import { problemFor, refusedFormProblem } from '../../pages/problems.ts';
@@ -123,7 +123,9 @@ export function createPageKit(deps: Deps) {
       if (log && !(error instanceof TRPCError)) state(ctx).logger?.[log.level]({ err: error }, log.message);
       const retryAfter = headers['retry-after'] ? Number(headers['retry-after']) : undefined;
       if (retryAfter) ctx.set('Retry-After', String(retryAfter));
-      sendProblem(ctx, status, problemFor(code, body.message, retryAfter));
+      // A 503 the code words itself (an identity provider away) says what is away; the body's is generic.
+      const away = error instanceof AppError && code === 'SERVICE_UNAVAILABLE' && error.message !== body.message ? error.message : undefined;
+      sendProblem(ctx, status, problemFor(code, body.message, retryAfter, away));
     }
   }
 
