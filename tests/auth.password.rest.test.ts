@@ -154,6 +154,30 @@ test('a reset sets the new password: the old one answers 401, the new one logs i
   assert.is((await login(service, account.email, NEW_PASSWORD)).status, 200);
 });
 
+test('a reset that lands while a login checks the old password leaves that login no session', async ({ service }) => {
+  const account = await registerAndVerify(service, 'reset.during.login@example.com');
+  const token = await resetToken(service, account.email);
+  // The reset is made to land between the login's password check and its session, where a
+  // race put it: the check is the hasher's verify, so the reset runs as it returns.
+  const hasher = service.deps.passwords;
+  const verify = hasher.verify.bind(hasher);
+  let landed: HttpResult | undefined;
+  hasher.verify = async (hash, password) => {
+    const matched = await verify(hash, password);
+    hasher.verify = verify;
+    landed = await reset(service, token, NEW_PASSWORD);
+    return matched;
+  };
+  try {
+    assertError(await login(service, account.email, PASSWORD), 401, 'INVALID_CREDENTIALS');
+  } finally {
+    hasher.verify = verify;
+  }
+  assert.is(landed?.status, 200, landed?.text);
+  assert.is(await liveSessions(service, account.user.id), 0, 'no session of the old password');
+  assert.is((await login(service, account.email, NEW_PASSWORD)).status, 200);
+});
+
 test('a reset token works once: the second use is 400 INVALID_TOKEN and changes nothing', async ({ service }) => {
   const account = await registerAndVerify(service, 'reset.once@example.com');
   const token = await resetToken(service, account.email);

@@ -120,6 +120,17 @@ export async function lockAccountPassword(tx: Queryable, accountId: number): Pro
   return row?.has_password;
 }
 
+/**
+ * Whether the account's password is still the one a sign-in checked, its row then locked
+ * (FOR SHARE) until the caller's transaction ends: a reset or change that writes a new one
+ * waits for it, and one that came first makes this false. So a session started on the old
+ * password is either refused here or there for the reset to revoke.
+ */
+export async function lockPasswordIfStill(tx: Queryable, accountId: number, passwordHash: string): Promise<boolean> {
+  const rows = await tx.query('SELECT 1 FROM accounts WHERE id = $1 AND password_hash = $2 FOR SHARE', [accountId, passwordHash]);
+  return rows.length > 0;
+}
+
 /** The password goes and the address counts as verified (an identity provider trusted for e-mail proved it). */
 export async function clearPasswordAndVerify(tx: Queryable, accountId: number, now: Date): Promise<void> {
   await tx.query('UPDATE accounts SET password_hash = NULL, email_verified = true, updated_at = $2 WHERE id = $1', [accountId, now]);

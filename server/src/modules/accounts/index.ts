@@ -20,6 +20,7 @@ export {
   dropPreviousApiKeysUntil,
   lockAccount,
   lockAccountPassword,
+  lockPasswordIfStill,
   lockAccounts,
   lockAccountRowByEmail,
   passwordHashOf,

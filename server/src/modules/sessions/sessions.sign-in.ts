@@ -76,7 +76,7 @@ export async function login(deps: Deps, input: { email: string; password: string
     deps.metrics.countLogin('mfa_required');
     throw new AppError('MFA_REQUIRED', undefined, { details: secondStep });
   }
-  return startSession(deps, account, request, device);
+  return startSession(deps, account, request, device, 'password', account.password_hash!);
 }
 
 /**

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Credentials, RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
-import { toUser, type AccountRow, type User } from '../accounts/index.ts';
+import { AppError } from '../../errors/errors.ts';
+import { lockPasswordIfStill, toUser, type AccountRow, type User } from '../accounts/index.ts';
 import { eventInsert, userAgentOf } from '../activity/index.ts';
 import { apiKeyPlace } from '../keys/index.ts';
 import { issueDeviceToken, readDeviceToken, type Device } from './sessions.devices.ts';
@@ -25,16 +26,33 @@ export function deviceOf(deps: Deps, credentials: Credentials, accountId: number
 /**
  * A new session for a sign-in that is complete, in the activity log, with a device cookie for
  * a new device. It records how it began and when the person proved who they are (auth_time).
+ * `checkedPassword`: the hash a password sign-in checked. The session is made only while it
+ * is still the account's, else 401 as for a wrong password: a reset or change that lands
+ * between the check and the session would otherwise leave the old password a live session.
  */
-export async function startSession(deps: Deps, account: AccountRow, request: RequestInfo, device: Device | undefined, via: SignInVia = 'password'): Promise<LoginResult> {
+export async function startSession(
+  deps: Deps,
+  account: AccountRow,
+  request: RequestInfo,
+  device: Device | undefined,
+  via: SignInVia = 'password',
+  checkedPassword?: string,
+): Promise<LoginResult> {
   const sessionId = randomUUID();
   const { token, expiresAt } = await deps.jwt.sign({ accountId: account.id, sessionId });
   const byProvider = via !== 'password' && via !== 'passkey';
-  await insertSession(
-    deps.db,
-    { id: sessionId, account_id: account.id, created_at: deps.clock.now(), expires_at: expiresAt, ip: request.ip || null, user_agent: userAgentOf(request), via },
-    (first) => eventInsert(first, deps.clock, byProvider ? 'login.oauth' : 'login.succeeded', account.id, request, byProvider ? { provider: via } : undefined),
-  );
+  const session = { id: sessionId, account_id: account.id, created_at: deps.clock.now(), expires_at: expiresAt, ip: request.ip || null, user_agent: userAgentOf(request), via };
+  const logLine = (first: number) => eventInsert(first, deps.clock, byProvider ? 'login.oauth' : 'login.succeeded', account.id, request, byProvider ? { provider: via } : undefined);
+  if (checkedPassword === undefined) {
+    await insertSession(deps.db, session, logLine);
+  } else {
+    const started = await deps.db.transaction(async (tx) => {
+      if (!(await lockPasswordIfStill(tx, account.id, checkedPassword))) return false;
+      await insertSession(tx, session, logLine);
+      return true;
+    });
+    if (!started) throw new AppError('INVALID_CREDENTIALS');
+  }
   const user = toUser(account, deps.secretBox.open(account.api_key_sealed, apiKeyPlace(account.id)));
   deps.metrics.countLogin('succeeded');
   return { token, user, deviceToken: device ? undefined : issueDeviceToken(deps.deviceKeys, account.id) };
