@@ -20,6 +20,27 @@ export function verificationMail(to: string, name: string, verifyUrl: string, op
   });
 }
 
+/**
+ * A resend for an address registered more than once and not confirmed: no link. A resent
+ * link carries the latest registration's password, which whoever asked for the resend may
+ * not have chosen (someone else may have registered the address after them). Registering
+ * again mails a link for one's own password. No name: the registrations each chose one.
+ */
+export function registeredTwiceMail(to: string, registerUrl: string): Mail {
+  return composeMail({
+    to,
+    subject: 'Confirm your e-mail address: register again',
+    title: 'Register again to confirm',
+    paragraphs: [
+      'Hello,',
+      'A new confirmation link was asked for this address. It was registered more than once and not confirmed yet, so no link was sent: a link confirms the latest registration, with the password chosen in it, which may not be yours.',
+      'To confirm the address with your own password, register again: the message that registration sends has the link for it.',
+    ],
+    link: { url: registerUrl, label: 'Register again' },
+    after: ['If you did not ask for this, ignore this message.'],
+  });
+}
+
 export function alreadyRegisteredMail(to: string, name: string, loginUrl: string): Mail {
   return composeMail({
     to,

@@ -10,7 +10,7 @@ import { apiKeyHash, apiKeyPlace } from '../keys/index.ts';
 import { checkNewPassword } from '../passwords/index.ts';
 import { emitAccountEvent } from './accounts.events.ts';
 import { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
-import { alreadyRegisteredMail, verificationMail } from './accounts.mails.ts';
+import { alreadyRegisteredMail, registeredTwiceMail, verificationMail } from './accounts.mails.ts';
 import * as repo from './accounts.repo.ts';
 import type { RegisterInput } from './accounts.schemas.ts';
 import { issueToken, useToken, voidTokens } from './accounts.tokens.ts';
@@ -91,7 +91,12 @@ export async function verifyEmail(deps: Deps, token: string, request: RequestInf
   return { success: true as const, message: 'Your e-mail address is confirmed. You can log in now.' };
 }
 
-/** A resent link carries the latest registration, so resending never brings back an older one. */
+/**
+ * A resent link carries the latest registration, so resending never brings back an older one.
+ * An address registered again since its first registration gets no link at all: the latest
+ * registration may not be the resender's (resending is open to anyone), and confirming it
+ * would hand the account to whoever made it. Registering again mails one's own link.
+ */
 export async function resendVerification(deps: Deps, email: string, request: RequestInfo) {
   refuseIfLimited(
     await deps.rateLimiter.hit([
@@ -103,6 +108,7 @@ export async function resendVerification(deps: Deps, email: string, request: Req
     const account = await repo.lockAccount(tx, { email });
     if (!account || account.email_verified) return undefined;
     const latest = await repo.latestRegistration(tx, account.id);
+    if (latest && latest.password_hash !== (await repo.firstPasswordHashOf(tx, account.id))) return registeredTwiceMail(email, `${deps.config.publicUrl}/register`);
     const registration = latest && { passwordHash: latest.password_hash, name: latest.name, company: latest.company };
     const token = await issueToken(tx, deps.clock, account.id, 'verify', registration);
     return verificationMail(email, registration?.name ?? account.name, verifyUrl(deps, token));
