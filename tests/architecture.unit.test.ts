@@ -249,6 +249,7 @@ const OWNERS: Record<string, string[]> = {
   channel_messages: ['server/src/modules/channels/channels.repo.ts'],
   operator_link_codes: ['server/src/modules/notifications/notifications.repo.ts'],
   operator_chats: ['server/src/modules/notifications/notifications.repo.ts'],
+  operator_chat_updates: ['server/src/modules/notifications/notifications.repo.ts'],
   mfa_totp: [MFA_REPO],
   mfa_recovery_codes: [MFA_REPO],
   passkeys: [MFA_REPO],

@@ -87,6 +87,42 @@ test('/start <code> links the chat, replies through the Bot API, and the code is
   await eventually('the chat unlinked', async () => !(await caller.notifications.status()).linked, 10_000);
 });
 
+test('a chat\'s older /start or /stop never undoes a newer one: out of order, or replayed by an operator', async () => {
+  const inboxId = async (updateId: number) =>
+    (await service.deps.db.query<{ id: string }>("SELECT id FROM webhook_inbox WHERE provider = 'operator' AND external_id = $1", [String(updateId)]))[0].id;
+  const stateOf = async (updateId: number) =>
+    (await service.deps.db.query<{ state: string; reason: string | null }>('SELECT state, reason FROM webhook_inbox WHERE id = $1', [await inboxId(updateId)]))[0];
+  const chatId = nextChatId++;
+  const first = (await caller.notifications.createLinkCode()).code;
+  const [start, stop, again] = [nextUpdateId++, nextUpdateId++, nextUpdateId++];
+  await operator(telegramUpdate(start, chatId, `/start ${first}`));
+  await eventually('linked', async () => (await caller.notifications.status()).linked, 10_000);
+  await operator(telegramUpdate(stop, chatId, '/stop'));
+  await eventually('unlinked', async () => !(await caller.notifications.status()).linked, 10_000);
+  const second = (await caller.notifications.createLinkCode()).code;
+  await operator(telegramUpdate(again, chatId, `/start ${second}`));
+  await eventually('linked again', async () => (await caller.notifications.status()).linked, 10_000);
+
+  // An operator replays the /stop: applied again, it is older than the /start after it.
+  const admin = await createAccount(service, 'admin');
+  await service.deps.db.query("UPDATE accounts SET role = 'admin' WHERE id = $1", [admin.id]);
+  service.deps.authCache.evictAccount(admin.id);
+  await callerFor(service, admin).admin.replayDelivery({ id: await inboxId(stop) });
+  await eventually('the replayed /stop applied', async () => (await stateOf(stop)).state === 'ignored', 10_000);
+  assert.match((await stateOf(stop)).reason ?? '', 'a newer /start or /stop of this chat was applied already');
+  assert.equal(await caller.notifications.status(), { linked: true, chats: 1 });
+
+  // Out of order: a /stop of update N arriving after the /start of N+1 is ignored too.
+  const otherChat = nextChatId++;
+  const third = (await caller.notifications.createLinkCode()).code;
+  const [late, early] = [nextUpdateId++, nextUpdateId++];
+  await operator(telegramUpdate(early, otherChat, `/start ${third}`));
+  await eventually('the other chat linked', async () => (await caller.notifications.status()).chats === 2, 10_000);
+  await operator(telegramUpdate(late, otherChat, '/stop'));
+  await eventually('the late /stop applied', async () => (await stateOf(late)).state === 'ignored', 10_000);
+  assert.equal(await caller.notifications.status(), { linked: true, chats: 2 });
+});
+
 test('a link code expires after 15 minutes', async () => {
   const { code } = await caller.notifications.createLinkCode();
   service.clock.advance(15 * 60_000 + 1_000);

@@ -8,7 +8,7 @@ import { channelMessagesTable, channelsTable } from './modules/channels/index.ts
 import { EVENT_TABLES } from './modules/events/index.ts';
 import { identitiesTable } from './modules/identities/index.ts';
 import { MFA_TABLES } from './modules/mfa/index.ts';
-import { operatorChatsTable, operatorLinkCodesTable } from './modules/notifications/index.ts';
+import { operatorChatsTable, operatorChatUpdatesTable, operatorLinkCodesTable } from './modules/notifications/index.ts';
 import { sessionsTable } from './modules/sessions/index.ts';
 import { paymentsTable, sitesTable } from './modules/sites/index.ts';
 import { dataKeyCheckTable } from './secrets/data-key-check.ts';
@@ -32,6 +32,7 @@ export const MODELS: readonly TableModel[] = [
   channelMessagesTable,
   operatorLinkCodesTable,
   operatorChatsTable,
+  operatorChatUpdatesTable,
   ...MFA_TABLES,
   identitiesTable,
   ...EVENT_TABLES,

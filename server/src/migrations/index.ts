@@ -15,6 +15,7 @@ import * as identities from './0010-identities.ts';
 import * as eventsOut from './0011-events-out.ts';
 import * as eventHolds from './0012-event-holds.ts';
 import * as pendingLink from './0013-pending-link.ts';
+import * as operatorChatOrder from './0014-operator-chat-order.ts';
 
 export type { Migration, MigrationContext } from './context.ts';
 
@@ -33,6 +34,7 @@ export const MIGRATIONS = [
   { name: '0011-events-out', ...eventsOut },
   { name: '0012-event-holds', ...eventHolds },
   { name: '0013-pending-link', ...pendingLink },
+  { name: '0014-operator-chat-order', ...operatorChatOrder },
 ];
 
 const MIGRATION_NAMES = MIGRATIONS.map((migration) => migration.name);

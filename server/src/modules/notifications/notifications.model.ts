@@ -1,8 +1,9 @@
 import { DataTypes } from 'sequelize';
 import { declareTable, notNull, nullable, primaryKey } from '../../lib/model.ts';
 
-// The notifications module's tables (migration 0002): the operator bot's link codes and the
-// chats linked to an account. Every statement on them is in notifications.repo.ts.
+// The notifications module's tables (migrations 0002 and 0014): the operator bot's link codes,
+// the chats linked to an account, and the newest command applied to each chat. Every
+// statement on them is in notifications.repo.ts.
 
 /** A row of `operator_link_codes`: a one-time code, by its hash. */
 export type LinkCodeRecord = {
@@ -31,4 +32,16 @@ export const operatorChatsTable = declareTable<OperatorChatRecord>('operator_cha
   account_id: primaryKey(DataTypes.INTEGER),
   chat_id: primaryKey(DataTypes.BIGINT),
   linked_at: notNull(DataTypes.DATE),
+});
+
+/** A row of `operator_chat_updates`: the newest `/start` or `/stop` applied to a chat, by Telegram's update_id. */
+export type OperatorChatUpdateRecord = {
+  /** bigint: pg returns int8 as a string. */
+  chat_id: string;
+  update_id: string;
+};
+
+export const operatorChatUpdatesTable = declareTable<OperatorChatUpdateRecord>('operator_chat_updates', {
+  chat_id: primaryKey(DataTypes.BIGINT),
+  update_id: notNull(DataTypes.BIGINT),
 });

@@ -26,6 +26,20 @@ export async function insertChat(tx: Queryable, chat: OperatorChatRecord): Promi
   await tx.query('INSERT INTO operator_chats (account_id, chat_id, linked_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [chat.account_id, chat.chat_id, chat.linked_at]);
 }
 
+/**
+ * Records `updateId` as the chat's newest command, if it is newer than the one recorded; false
+ * when it is not. Two at once for one chat take turns on its row, and the older loses.
+ */
+export async function claimChatUpdate(tx: Queryable, chatId: string, updateId: number): Promise<boolean> {
+  const rows = await tx.query(
+    `INSERT INTO operator_chat_updates (chat_id, update_id) VALUES ($1, $2)
+     ON CONFLICT (chat_id) DO UPDATE SET update_id = EXCLUDED.update_id WHERE operator_chat_updates.update_id < EXCLUDED.update_id
+     RETURNING 1`,
+    [chatId, updateId],
+  );
+  return rows.length > 0;
+}
+
 export async function deleteChat(tx: Queryable, chatId: string): Promise<void> {
   await tx.query('DELETE FROM operator_chats WHERE chat_id = $1', [chatId]);
 }

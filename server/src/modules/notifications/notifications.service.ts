@@ -45,6 +45,15 @@ export async function linkChatWithCode(deps: Pick<Deps, 'clock'>, tx: Queryable,
   return true;
 }
 
+/**
+ * Whether a `/start` or `/stop` of the chat (Telegram's `update_id`) is newer than every
+ * one applied to it, recorded as the newest if so. An older one must change nothing: worker
+ * lanes can apply a chat's commands out of order, and an operator can replay an old one.
+ */
+export function isNewestChatCommand(tx: Queryable, chatId: string, updateId: number): Promise<boolean> {
+  return repo.claimChatUpdate(tx, chatId, updateId);
+}
+
 /** `/stop`: the chat gets no more visitor messages, whichever account it was linked to. */
 export async function unlinkChat(tx: Queryable, chatId: string): Promise<void> {
   await repo.deleteChat(tx, chatId);

@@ -1,7 +1,7 @@
 import { AppError } from '../../errors/errors.ts';
 import type { Deps } from '../../deps.ts';
 import type { Tx } from '../../lib/db.ts';
-import { enqueueOperatorMessages, linkChatWithCode, unlinkChat } from '../../modules/notifications/index.ts';
+import { enqueueOperatorMessages, isNewestChatCommand, linkChatWithCode, unlinkChat } from '../../modules/notifications/index.ts';
 import { PROCESSED, defineProvider, ignored, type Outcome } from '../provider.ts';
 import { parseTelegramUpdate, telegramPayload, verifyTelegram } from '../schemes/telegram.ts';
 
@@ -36,13 +36,18 @@ export const operator = defineProvider({
     if (!message?.text) return ignored('not a text message');
     const chatId = String(message.chatId);
     const start = START.exec(message.text.trim());
+    const stop = !start && STOP.test(message.text.trim());
+    if ((start || stop) && !(await isNewestChatCommand(tx, chatId, update.updateId))) {
+      // Nothing is said in the chat either: the person already had the newer command's answer.
+      return ignored('a newer /start or /stop of this chat was applied already');
+    }
     if (start) {
       if (!start[1]) return reply(deps, tx, chatId, REPLIES.help, ignored('/start without a code'));
       const linked = await linkChatWithCode(deps, tx, start[1], chatId, entry.receivedAt);
       if (!linked) return reply(deps, tx, chatId, REPLIES.badCode, ignored('unknown, used or expired link code'));
       return reply(deps, tx, chatId, REPLIES.linked, PROCESSED);
     }
-    if (STOP.test(message.text.trim())) {
+    if (stop) {
       await unlinkChat(tx, chatId);
       return reply(deps, tx, chatId, REPLIES.unlinked, PROCESSED);
     }
