@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import pg from 'pg';
 import { QUEUES } from '../server/src/jobs.ts';
 import { applyWaitingEntries } from '../server/src/webhooks/inbox/processor.ts';
-import { waitingIds } from '../server/src/webhooks/inbox/repo.ts';
+import { deleteDeliveries, reopenDeliveries, waitingIds } from '../server/src/webhooks/inbox/repo.ts';
 import { sweepInbox } from '../server/src/webhooks/inbox/sweeper.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
+import { eventually } from './helpers/wait.ts';
 
 // The worker applies kept deliveries straight from the inbox and gives a job only to those
 // that need the queue; the sweeper hands it the rows left waiting past its cutoff. These
@@ -104,6 +106,57 @@ if (process.env.DATABASE_URL) {
     assert.is((await state(held)).state, 'received');
     assert.is((await state(free)).state, 'ignored');
     assert.ok((await applyAllWaiting()).includes(held), 'taken by the next look once it is free');
+  });
+}
+
+/** A settled row (`state`) of a provider of its own, received `ageMs` before now on the service's clock. */
+async function settled(state: 'dead' | 'ignored', provider: string, ageMs: number): Promise<string> {
+  const id = randomUUID();
+  await service.deps.db.query(
+    `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at, state, processed_at) VALUES ($1, $2, '', $3, $4, $5, $6, $5)`,
+    [id, provider, randomUUID(), Buffer.from('{}'), new Date(service.clock.now().getTime() - ageMs), state],
+  );
+  return id;
+}
+
+test('a bulk replay goes on after its last batch: a delivery replayed and ignored again is not taken twice', async () => {
+  const provider = `replay-${randomUUID().slice(0, 8)}`;
+  const rows = [await settled('ignored', provider, 3_000), await settled('ignored', provider, 2_000), await settled('ignored', provider, 1_000)];
+  const filter = { provider: provider as never, state: 'ignored' as const };
+  const first = await service.deps.db.transaction((tx) => reopenDeliveries(tx, filter, service.clock.now(), 2));
+  assert.equal(first.ids, rows.slice(0, 2), 'oldest first');
+  // The worker applies them and ignores them again before the next batch.
+  await service.deps.db.query(`UPDATE webhook_inbox SET state = 'ignored' WHERE id = ANY($1)`, [first.ids]);
+  const second = await service.deps.db.transaction((tx) => reopenDeliveries(tx, filter, service.clock.now(), 2, first.last));
+  assert.equal(second.ids, [rows[2]]);
+  const third = await service.deps.db.transaction((tx) => reopenDeliveries(tx, filter, service.clock.now(), 2, second.last));
+  assert.equal(third.ids, []);
+});
+
+// A second connection holds a row lock: PostgreSQL only (the embedded database has one).
+if (process.env.DATABASE_URL) {
+  test('a purge leaves a delivery that a replay put back to received while the purge waited for it', async () => {
+    const provider = `purge-${randomUUID().slice(0, 8)}`;
+    const id = await settled('dead', provider, 60_000);
+    const other = new pg.Client({ connectionString: service.env.DATABASE_URL });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      // A replay's reopening, not committed yet.
+      await other.query(`UPDATE webhook_inbox SET state = 'received', processed_at = NULL WHERE id = $1`, [id]);
+      const purging = deleteDeliveries(service.deps.db, { states: ['dead'], before: service.clock.now(), provider: provider as never }, 1000);
+      await eventually('the purge waits for the row', async () => {
+        const [{ waiting }] = await service.deps.db.query<{ waiting: number }>(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM webhook_inbox%'`,
+        );
+        return waiting === 1;
+      }, 5_000);
+      await other.query('COMMIT');
+      assert.is(await purging, 0);
+    } finally {
+      await other.end();
+    }
+    assert.equal((await state(id)).state, 'received', 'kept, for its replay');
   });
 }
 

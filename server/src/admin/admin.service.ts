@@ -123,10 +123,14 @@ export async function replayDelivery(deps: Deps, actor: Actor, id: string) {
 /** Every dead (or ignored) delivery matching the filter, in batches of their own transactions. */
 export async function replayDeliveries(deps: Deps, actor: Actor, input: ReplayDeliveriesInput, onProgress?: (replayed: number) => void) {
   const filter = { ...filterOf(input), state: input.state ?? ('dead' as const) };
+  // Each batch starts after the last one: a delivery settled as ignored again meanwhile is
+  // not replayed twice.
+  let after: inbox.ReplayPosition | undefined;
   const step = () =>
     deps.db.transaction(async (tx) => {
-      const ids = await inbox.reopenDeliveries(tx, filter, deps.clock.now(), REPLAY_BATCH);
+      const { ids, last } = await inbox.reopenDeliveries(tx, filter, deps.clock.now(), REPLAY_BATCH, after);
       if (ids.length) await deps.queue.insert(webhookReplayJobs(ids), inTransaction(tx));
+      after = last ?? after;
       return ids.length;
     });
   const replayed = await inBatches(step, REPLAY_BATCH, onProgress);

@@ -433,7 +433,8 @@ export async function oldestPending(db: Queryable): Promise<Date | null> {
 /** Retention: delivered deliveries finished before `before`, then events no delivery needs; how many rows went. */
 export async function deleteDeliveredBefore(db: Queryable, before: Date, batch: number): Promise<number> {
   const deliveries = await db.query(
-    `DELETE FROM event_deliveries WHERE id IN (SELECT id FROM event_deliveries WHERE state = 'delivered' AND finished_at < $1 LIMIT ${batch}) RETURNING id`,
+    // The state again on the locked row: a retry that sent it back to pending meanwhile keeps it.
+    `DELETE FROM event_deliveries WHERE id IN (SELECT id FROM event_deliveries WHERE state = 'delivered' AND finished_at < $1 LIMIT ${batch}) AND state = 'delivered' RETURNING id`,
     [before],
   );
   const events = await db.query(

@@ -214,26 +214,49 @@ export async function reopenDelivery(tx: Queryable, id: string, now: Date): Prom
   return rows.length > 0;
 }
 
-/** The same for up to `limit` deliveries in `state` matching the filter; rows others hold are skipped. */
-export async function reopenDeliveries(tx: Queryable, filter: InboxFilter & { state: 'dead' | 'ignored' }, now: Date, limit: number): Promise<string[]> {
+/** Where a bulk replay has got to: the last delivery it took, in (received_at, id) order. */
+export type ReplayPosition = { receivedAt: Date; id: string };
+
+/**
+ * The same for up to `limit` deliveries in `state` matching the filter, after `after`, in
+ * (received_at, id) order; rows others hold are skipped. Returns them and where the next
+ * batch starts: a delivery replayed and settled again (ignored once more) is not taken twice.
+ */
+export async function reopenDeliveries(
+  tx: Queryable,
+  filter: InboxFilter & { state: 'dead' | 'ignored' },
+  now: Date,
+  limit: number,
+  after?: ReplayPosition,
+): Promise<{ ids: string[]; last: ReplayPosition | undefined }> {
   const values: unknown[] = [];
   const conditions = whereOf(filter, values);
+  if (after) {
+    values.push(after.receivedAt, after.id);
+    conditions.push(`(received_at, id) > ($${values.length - 1}, $${values.length})`);
+  }
   values.push(now, limit);
-  const rows = await tx.query<{ id: string }>(
+  const rows = await tx.query<{ id: string; received_at: Date }>(
     `UPDATE webhook_inbox SET state = 'received', reason = NULL, processed_at = NULL, enqueued_at = $${values.length - 1}
-     WHERE id IN (SELECT id FROM webhook_inbox WHERE ${conditions.join(' AND ')} ORDER BY received_at LIMIT $${values.length} FOR UPDATE SKIP LOCKED)
-     RETURNING id`,
+     WHERE id IN (SELECT id FROM webhook_inbox WHERE ${conditions.join(' AND ')} ORDER BY received_at, id LIMIT $${values.length} FOR UPDATE SKIP LOCKED)
+     RETURNING id, received_at`,
     values,
   );
-  return rows.map((row) => row.id);
+  const ordered = rows.sort((a, b) => a.received_at.getTime() - b.received_at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const last = ordered.at(-1);
+  return { ids: ordered.map((row) => row.id), last: last && { receivedAt: last.received_at, id: last.id } };
 }
 
-/** Deletes up to `limit` deliveries in one of `states` received before `before`; returns how many. */
+/**
+ * Deletes up to `limit` deliveries in one of `states` received before `before`; returns how
+ * many. The state is checked again on the row as the delete locks it: a replay that put it
+ * back to 'received' meanwhile keeps it.
+ */
 export async function deleteDeliveries(db: Queryable, filter: { states: InboxState[]; before: Date; provider?: ProviderName }, limit: number): Promise<number> {
   const rows = await db.query(
     `DELETE FROM webhook_inbox WHERE id IN (
        SELECT id FROM webhook_inbox WHERE state = ANY($1) AND received_at < $2 AND ($3::text IS NULL OR provider = $3) LIMIT $4
-     ) RETURNING id`,
+     ) AND state = ANY($1) RETURNING id`,
     [filter.states, filter.before, filter.provider ?? null, limit],
   );
   return rows.length;
