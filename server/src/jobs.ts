@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { PgBoss } from './lib/queue.ts';
+import { uuidv7 } from './lib/uuid7.ts';
 
 /** The application's queues (lib/queue.ts makes them, idempotently, at start). */
 export const QUEUES = {
@@ -16,7 +16,8 @@ export const QUEUES = {
  * would silently do nothing. Processing is idempotent, so a second job is harmless.
  */
 export function webhookReplayJobs(inboxIds: string[]): Array<{ id: string; name: string; data: WebhookJob }> {
-  return inboxIds.map((inboxId) => ({ id: randomUUID(), name: QUEUES.webhook, data: { inboxId } }));
+  // Time-ordered, so that pg-boss hands them out in the order given (lib/uuid7.ts).
+  return inboxIds.map((inboxId) => ({ id: uuidv7(), name: QUEUES.webhook, data: { inboxId } }));
 }
 
 /** A reset link asked for: the worker finds out whether the address has an account. */

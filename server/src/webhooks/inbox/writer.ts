@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../deps.ts';
 import { isDatabaseUnavailable, type Db, type Queryable } from '../../lib/db.ts';
 import { createGroupCommit } from '../../lib/group-commit.ts';
+import { uuidv7 } from '../../lib/uuid7.ts';
 import { insertDeliveries, type InboxDelivery } from './repo.ts';
 
 const deliveryKey = (d: InboxDelivery) => `${d.provider}\u0000${d.scope}\u0000${d.externalId}`;
@@ -29,7 +29,8 @@ export function createInboxWriter(deps: InboxWriterDeps, options: InboxWriterOpt
     const firstByKey = new Map<string, InboxDelivery & { id: string }>();
     for (const delivery of batch) {
       const key = deliveryKey(delivery);
-      if (!firstByKey.has(key)) firstByKey.set(key, { ...delivery, id: randomUUID() });
+      // Time-ordered ids, in the order the deliveries came (lib/uuid7.ts).
+      if (!firstByKey.has(key)) firstByKey.set(key, { ...delivery, id: uuidv7() });
     }
     // Overlapping commits take the unique-key locks in one order, so they cannot deadlock.
     const rows = [...firstByKey].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
