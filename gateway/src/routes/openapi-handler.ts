@@ -79,15 +79,12 @@ async function readInput(req: Request, url: URL | undefined, plan: InputPlan, pa
  * read, and a GET without input still ignores its query string (a cache-buster on /me).
  */
 function refuseMisplacedFields(req: Request, url: URL | undefined, useBody: boolean): void {
-  const stray = useBody
-    ? req.url!.includes('?')
-      ? [...new Set((url ?? urlOf(req)).searchParams.keys())]
-      : []
-    : typeof req.body === 'object' && req.body !== null
-      ? Object.keys(req.body)
-      : [];
+  const stray = useBody ? queryKeys(req, url) : bodyKeys(req);
   if (stray.length) throw new AppError('VALIDATION_FAILED', undefined, { issues: stray.map((path) => ({ path, message: UNKNOWN_FIELD })) });
 }
+
+const queryKeys = (req: Request, url: URL | undefined) => (req.url!.includes('?') ? [...new Set((url ?? urlOf(req)).searchParams.keys())] : []);
+const bodyKeys = (req: Request) => (typeof req.body === 'object' && req.body !== null ? Object.keys(req.body) : []);
 
 type CallOptions = { path: string; getRawInput(): Promise<unknown>; ctx: Context; type: string };
 
