@@ -86,9 +86,10 @@ test('the harness takes a 200 on the port for the service only from the service:
     const server = createHttpServer((_req, res) => res.end('{"status":"ready"}')).listen(0, '127.0.0.1', () => resolve(server));
   });
   const { port } = stranger.address() as { port: number };
+  let service: ServiceProcess | undefined;
   try {
     assert.is(listensOn(process.pid, port) ?? true, true, 'this process holds the stranger');
-    const service = spawnBuilt(join(context.build.dir, 'main.js'), ['--role=all'], { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...context.database.env, ...SECRETS, PORT: String(port) });
+    service = spawnBuilt(join(context.build.dir, 'main.js'), ['--role=all'], { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...context.database.env, ...SECRETS, PORT: String(port) });
     const waited = await waitUntilReady(`http://127.0.0.1:${port}/readyz`, service).then(
       () => 'ready',
       (error: Error) => error.message,
@@ -98,6 +99,11 @@ test('the harness takes a 200 on the port for the service only from the service:
     assert.is(await service.exited, 1);
   } finally {
     stranger.close();
+    // Were the wait fooled, the service would be left starting, to take the port once it is free.
+    if (service && service.child.exitCode === null && service.child.signalCode === null) {
+      service.child.kill('SIGKILL');
+      await service.exited;
+    }
   }
 });
 
