@@ -69,12 +69,6 @@ export const accountIdByEmailSql = (param: number) => `(SELECT id FROM accounts 
 export type LockedAccount = Pick<AccountRecord, 'id' | 'email' | 'name' | 'role' | 'email_verified'>;
 
 /** Locks the account's row for the caller's transaction; undefined when there is none. */
-/** The password the account was registered with first (a later registration's waits in its token until confirmed). */
-export async function firstPasswordHashOf(tx: Queryable, accountId: number): Promise<string | null | undefined> {
-  const [row] = await tx.query<{ password_hash: string | null }>('SELECT password_hash FROM accounts WHERE id = $1', [accountId]);
-  return row?.password_hash;
-}
-
 export async function lockAccount(tx: Queryable, by: { id: number } | { email: string }): Promise<LockedAccount | undefined> {
   const [account] =
     'id' in by

@@ -108,7 +108,8 @@ export async function resendVerification(deps: Deps, email: string, request: Req
     const account = await repo.lockAccount(tx, { email });
     if (!account || account.email_verified) return undefined;
     const latest = await repo.latestRegistration(tx, account.id);
-    if (latest && latest.password_hash !== (await repo.firstPasswordHashOf(tx, account.id))) return registeredTwiceMail(email, `${deps.config.publicUrl}/register`);
+    // The account's own hash is its first registration's: a later one waits in its token until confirmed.
+    if (latest && latest.password_hash !== (await repo.passwordHashOf(tx, account.id))) return registeredTwiceMail(email, `${deps.config.publicUrl}/register`);
     const registration = latest && { passwordHash: latest.password_hash, name: latest.name, company: latest.company };
     const token = await issueToken(tx, deps.clock, account.id, 'verify', registration);
     return verificationMail(email, registration?.name ?? account.name, verifyUrl(deps, token));
