@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context as KoaContext, Next } from 'koa';
 import getRawBody from 'raw-body';
-import { AppError, hasControlCharacter, toErrorResponse, tooLargeMessage, type Deps, type Logger, type RequestInfo } from '../../server/src/index.ts';
+import { AppError, hasControlCharacter, toErrorResponse, tooLargeMessage, utf8Text, type Deps, type Logger, type RequestInfo } from '../../server/src/index.ts';
 
 const REQUEST_ID_PATTERN = /^[\w.-]{1,64}$/;
 
@@ -175,19 +175,14 @@ export async function readLimitedBody(ctx: KoaContext, limit: number): Promise<B
   }
 }
 
-// fatal: a byte sequence that is not UTF-8 is an error, not a U+FFFD put in its place.
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 /**
  * A JSON body's bytes as text. JSON is UTF-8 (RFC 8259): bytes that are not are refused,
  * rather than stored as U+FFFD in a name or an address the person never typed.
  */
 export function jsonText(body: Buffer): string {
-  try {
-    return utf8.decode(body);
-  } catch {
-    throw new AppError('INVALID_JSON', 'The request body is not valid UTF-8.');
-  }
+  const text = utf8Text(body);
+  if (text === undefined) throw new AppError('INVALID_JSON', 'The request body is not valid UTF-8.');
+  return text;
 }
 
 const LATIN1_HIGH = /[\u0080-\u00ff]/;
@@ -198,10 +193,5 @@ const LATIN1_HIGH = /[\u0080-\u00ff]/;
  * and left as read when they are not.
  */
 export function headerText(value: string): string {
-  if (!LATIN1_HIGH.test(value)) return value;
-  try {
-    return utf8.decode(Buffer.from(value, 'latin1'));
-  } catch {
-    return value;
-  }
+  return LATIN1_HIGH.test(value) ? (utf8Text(Buffer.from(value, 'latin1')) ?? value) : value;
 }

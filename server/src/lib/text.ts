@@ -12,6 +12,19 @@ export function isUuid(value: string): boolean {
   return UUID_PATTERN.test(value);
 }
 
+// fatal: bytes that are not UTF-8 are an error rather than U+FFFD put in their place; the
+// default ignoreBOM=false makes the decoder drop a leading UTF-8 BOM.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** `bytes` as UTF-8 text (a leading BOM dropped), or undefined when they are not UTF-8. */
+export function utf8Text(bytes: Uint8Array): string | undefined {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 // C0, DEL and C1. PostgreSQL cannot store NUL in text at all, and no field of ours has a use
 // for the others; they are how a log line, a header or a mail gets split.
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;

@@ -1,21 +1,16 @@
 import { z } from 'zod';
+import { utf8Text } from '../../lib/text.ts';
 
 /** The signature was valid but the body cannot be used (not JSON, missing id ...). Answer 400. */
 export class PayloadError extends Error {
   override readonly name = 'PayloadError';
 }
 
-// fatal: invalid UTF-8 is an error rather than silently replaced; the default
-// ignoreBOM=false makes the decoder drop a leading UTF-8 BOM.
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 /** The verified body as text, BOM removed; invalid UTF-8 is a PayloadError. */
 export function decodeJsonText(raw: Buffer): string {
-  try {
-    return utf8.decode(raw);
-  } catch {
-    throw new PayloadError('webhook body is not valid UTF-8');
-  }
+  const text = utf8Text(raw);
+  if (text === undefined) throw new PayloadError('webhook body is not valid UTF-8');
+  return text;
 }
 
 export function parseJsonObject(raw: Buffer): Record<string, unknown> {
