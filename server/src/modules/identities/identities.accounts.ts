@@ -35,10 +35,9 @@ export async function linkToSignedIn(context: Context, accountId: number): Promi
   if (!account) return { refused: 'UNAUTHORIZED' };
   const existing = await identityBySubject(deps.db, context.provider.name, context.person.subject);
   if (existing) return existing.account_id === accountId ? { account, linkedOnly: true } : { refused: 'IDENTITY_TAKEN' };
-  if (await identityOfAccount(deps.db, accountId, context.provider.name)) return { refused: 'PROVIDER_IN_USE' };
-  const notice = await deps.db.transaction((tx) => linkIdentity(tx, deps, account, identityOf(context), context.request));
-  if (!notice) return { refused: 'IDENTITY_TAKEN' };
-  deps.mailer.sendInBackground(notice);
+  const linked = await deps.db.transaction((tx) => linkIdentity(tx, deps, account, identityOf(context), context.request));
+  if ('refused' in linked) return linked;
+  deps.mailer.sendInBackground(linked.notice);
   return { account, linkedOnly: true };
 }
 
@@ -89,8 +88,8 @@ export async function accountForSignIn(context: Context): Promise<Choice> {
     }
     // With a second factor, the link waits for the second step (identities.link.ts).
     if (existing.email_verified && (await hasSecondFactor(tx, existing.id))) return { choice: { account: existing, pendingLink: identityOf(context) } };
-    const notice = await linkIdentity(tx, deps, existing, identityOf(context), request);
-    return { choice: { account: { ...existing, email_verified: true } }, notice };
+    const linked = await linkIdentity(tx, deps, existing, identityOf(context), request);
+    return { choice: { account: { ...existing, email_verified: true } }, notice: 'notice' in linked ? linked.notice : undefined };
   });
   if (outcome.notice) deps.mailer.sendInBackground(outcome.notice);
   if ('account' in outcome.choice) deps.authCache.evictAccount(outcome.choice.account.id);

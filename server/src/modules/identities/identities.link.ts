@@ -14,19 +14,26 @@ export type IdentityToLink = { provider: string; subject: string; email: string 
 type LinkDeps = Pick<Deps, 'clock' | 'config'>;
 
 /**
- * The link and what it is recorded as, in the caller's transaction; the notice to mail once it
- * commits, or undefined when that person is linked already (to this account or another), or
- * the account is linked to another person of the same provider.
+ * The link and what it is recorded as, in the caller's transaction: the notice to mail once it
+ * commits, or why there is no link. `PROVIDER_IN_USE`: the account is linked to another
+ * person of the same provider (one of each: unlinking names the provider alone, docs/API.md).
+ * `IDENTITY_TAKEN`: that person is linked already, to this account or another.
  * Linking to an account that existed before is a security change it is told of; a new
  * account's first link is part of its creation.
  */
-export async function linkIdentity(tx: Queryable, deps: LinkDeps, account: { id: number; email: string; name: string }, identity: IdentityToLink, request: RequestInfo, fresh = false): Promise<Mail | undefined> {
-  // One person of each provider: unlinking names the provider alone (docs/API.md).
-  if (await identityOfAccount(tx, account.id, identity.provider)) return undefined;
-  if (!(await insertIdentity(tx, deps.clock, account.id, identity))) return undefined;
+export async function linkIdentity(
+  tx: Queryable,
+  deps: LinkDeps,
+  account: { id: number; email: string; name: string },
+  identity: IdentityToLink,
+  request: RequestInfo,
+  fresh = false,
+): Promise<{ notice: Mail } | { refused: 'PROVIDER_IN_USE' | 'IDENTITY_TAKEN' }> {
+  if (await identityOfAccount(tx, account.id, identity.provider)) return { refused: 'PROVIDER_IN_USE' };
+  if (!(await insertIdentity(tx, deps.clock, account.id, identity))) return { refused: 'IDENTITY_TAKEN' };
   await recordEvent(tx, deps.clock, 'identity.linked', { accountId: account.id }, request, { provider: identity.provider });
   if (!fresh) await emitSecurityChange(tx, deps.clock, account.id, 'identity');
-  return identityNotice(account.email, account.name, 'linked', labelOf(deps.config, identity.provider), `${deps.config.publicUrl}/account`);
+  return { notice: identityNotice(account.email, account.name, 'linked', labelOf(deps.config, identity.provider), `${deps.config.publicUrl}/account`) };
 }
 
 /**
@@ -36,6 +43,6 @@ export async function linkIdentity(tx: Queryable, deps: LinkDeps, account: { id:
  * account is left there.
  */
 export async function linkAfterSecondStep(deps: Pick<Deps, 'clock' | 'config' | 'db' | 'mailer'>, account: { id: number; email: string; name: string }, identity: IdentityToLink, request: RequestInfo): Promise<void> {
-  const notice = await deps.db.transaction((tx) => linkIdentity(tx, deps, account, identity, request));
-  if (notice) deps.mailer.sendInBackground(notice);
+  const linked = await deps.db.transaction((tx) => linkIdentity(tx, deps, account, identity, request));
+  if ('notice' in linked) deps.mailer.sendInBackground(linked.notice);
 }
