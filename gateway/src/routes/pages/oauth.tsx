@@ -33,6 +33,16 @@ const NOTICES: Record<string, (label: string) => string> = {
   UNAUTHORIZED: (label) => `Sign in first, then connect ${label} from your account page.`,
 };
 
+/** The refusals told as a CONFLICT with a variant, and the notice each variant reads as. */
+const CONFLICT_VARIANTS = new Map<string, string>([
+  ['IDENTITY_TAKEN', 'linked'],
+  ['PROVIDER_IN_USE', 'another'],
+]);
+const CONFLICT_NOTICES = new Map<string | undefined, string>([
+  ['linked', 'CONFLICT_LINKED'],
+  ['another', 'CONFLICT_ANOTHER'],
+]);
+
 /** The notice a refused sign-in left for /login, once: read and cleared. */
 export function takeOAuthNotice(ctx: KoaContext, config: Config): Notice | undefined {
   const name = oauthNoticeCookieName(config);
@@ -40,7 +50,7 @@ export function takeOAuthNotice(ctx: KoaContext, config: Config): Notice | undef
   if (value === undefined) return undefined;
   ctx.append('Set-Cookie', clearedCookieHeader(config, name));
   const [code, provider, variant] = value.split('.');
-  const reason = code === 'CONFLICT' && variant === 'linked' ? 'CONFLICT_LINKED' : code === 'CONFLICT' && variant === 'another' ? 'CONFLICT_ANOTHER' : code;
+  const reason = (code === 'CONFLICT' && CONFLICT_NOTICES.get(variant)) || code;
   const label = config.oauthProviders.find((candidate) => candidate.name === provider)?.label;
   if (!label || !Object.hasOwn(NOTICES, reason)) return undefined;
   return { tone: 'error', text: NOTICES[reason](label) };
@@ -84,12 +94,8 @@ export function mountOAuthRoutes(router: Router, kit: PageKit): void {
       return found(kit, ctx, next ? `/login/mfa?${new URLSearchParams({ next })}` : '/login/mfa');
     }
     if (outcome.kind === 'linked') return found(kit, ctx, next ?? '/account');
-    const told =
-      outcome.reason === 'IDENTITY_TAKEN'
-        ? `CONFLICT.${outcome.provider}.linked`
-        : outcome.reason === 'PROVIDER_IN_USE'
-          ? `CONFLICT.${outcome.provider}.another`
-          : `${outcome.reason}.${outcome.provider}`;
+    const variant = CONFLICT_VARIANTS.get(outcome.reason);
+    const told = variant ? `CONFLICT.${outcome.provider}.${variant}` : `${outcome.reason}.${outcome.provider}`;
     ctx.append('Set-Cookie', cookieHeader(config, oauthNoticeCookieName(config), told, NOTICE_MAX_AGE_SECONDS));
     found(kit, ctx, next ? `/login?${new URLSearchParams({ next })}` : '/login');
   });
