@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { createGatehouseClient } from '../client/src/index.ts';
 import { runHousekeeping } from '../server/src/roles/housekeeping.ts';
 import type { Queryable } from '../server/src/lib/db.ts';
 import { listDeliveries } from '../server/src/webhooks/inbox/repo.ts';
@@ -69,6 +70,24 @@ test('every admin route is 403 FORBIDDEN for an account that is not an admin, an
     assert.is(viaTrpc.status, 403);
     assert.is(viaTrpc.body.error.data.appCode, 'FORBIDDEN');
   }
+});
+
+test('the lists whose filters are all optional take a tRPC call with no input, as REST takes a request with no query', async ({ service, admin }) => {
+  const id = await insertDelivery(service, { provider: 'operator', payload: '{}', state: 'ignored' });
+  // The typed client lets the argument out, and the wire carries no input at all.
+  const client = createGatehouseClient({ url: `${service.url}/trpc`, token: admin.token }).admin;
+  const listed = await client.listInbox.query();
+  assert.ok(listed.items.some((item) => item.id === id));
+  assert.ok(Array.isArray((await client.eventDeliveries.query()).items));
+  assert.ok((await client.auditExport.query()).items.length > 0, "the admin's own registration is in the log");
+  for (const procedure of ['admin.listInbox', 'admin.eventDeliveries', 'admin.auditExport']) {
+    const plain = await request(service.url, 'GET', `/trpc/${procedure}`, { headers: bearer(admin.token) });
+    assert.is(plain.status, 200, `${procedure}: ${plain.text}`);
+  }
+  // A filter that is given is still checked.
+  const wrong = await request(service.url, 'GET', `/trpc/admin.listInbox?input=${encodeURIComponent(JSON.stringify({ state: 'lost' }))}`, { headers: bearer(admin.token) });
+  assert.is(wrong.status, 400);
+  assert.is(wrong.body.error.data.appCode, 'VALIDATION_FAILED');
 });
 
 test('stats: every provider, its deliveries by state, and the age of its oldest waiting one on the service clock', async ({ service, admin }) => {

@@ -70,7 +70,8 @@ export const eventProcedures = {
       protect: true,
       errors: { 400: 'A filter is invalid (see issues), or the cursor is not one this list gave out', ...NOT_ADMIN },
     }))
-    .input(s.listDeliveriesInput)
+    // Every field is optional: a tRPC call may give no input, as a REST request gives no query.
+    .input(s.listDeliveriesInput.prefault({}))
     .output(s.deliveriesOutput)
     .query(({ ctx, input }) => eventsAdmin.listDeliveries(ctx.deps, actor(ctx), input)),
 

@@ -49,7 +49,8 @@ export const adminRouter = router({
       protect: true,
       errors: { 400: 'A filter is invalid (see issues), or the cursor is not one this list gave out', ...NOT_ADMIN },
     }))
-    .input(listInboxInput)
+    // Every field is optional: a tRPC call may give no input, as a REST request gives no query.
+    .input(listInboxInput.prefault({}))
     .output(listInboxOutput)
     .query(({ ctx, input }) => listInbox(ctx.deps, actor(ctx), input)),
 
@@ -120,7 +121,8 @@ export const adminRouter = router({
   // procedure page after page. Over tRPC it is a page at a time: the typed client's
   // httpBatchLink cannot take a stream.
   auditExport: adminProcedure
-    .input(auditExportInput)
+    // Every field is optional: a tRPC call may give no input, as a REST request gives no query.
+    .input(auditExportInput.prefault({}))
     .output(auditExportOutput)
     .query(({ ctx, input }) => auditExportPage(ctx.deps, actor(ctx), input)),
 });
