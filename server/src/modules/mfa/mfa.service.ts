@@ -10,7 +10,7 @@ import { factorNotice, type FactorChange } from './mfa.mails.ts';
 import { methodsOf, recoveryKeysOf, totpPlace, type Proof } from './mfa.proofs.ts';
 import { newRecoveryCodes, recoveryCodeHashes } from './mfa.recovery.ts';
 import * as repo from './mfa.repo.ts';
-import { checkProof, requireStepUp } from './mfa.step-up.ts';
+import { checkProof, givesProof, requireStepUp, stepUpRequired } from './mfa.step-up.ts';
 import { newTotpSecret, totpStepOf, totpUrl } from './mfa.totp.ts';
 
 /** The account's second factor as its owner sees it; never a secret. */
@@ -110,9 +110,7 @@ export async function regenerateRecoveryCodes(deps: Deps, auth: AuthContext, inp
   const factors = await repo.factorsOf(deps.db, auth.account.id);
   if (!factors.totp && factors.passkeys === 0) throw new AppError('CONFLICT', 'Recovery codes go with a second factor: turn one on first.');
   // Its own proof, always (docs/API.md, Second factor): without one, what a step-up says.
-  if (input.code === undefined && input.response === undefined) {
-    throw new AppError('STEP_UP_REQUIRED', undefined, { details: { methods: await methodsOf(deps.db, auth.account.id) } });
-  }
+  if (!givesProof(input)) throw stepUpRequired(await methodsOf(deps.db, auth.account.id));
   await checkProof(deps, auth.account, input, request);
   const { codes, notice } = await deps.db.transaction(async (tx) => ({
     codes: await issueRecoveryCodes(deps, tx, auth.account.id),

@@ -33,6 +33,11 @@ export async function checkProof(deps: Deps, account: ProofAccount, proof: Proof
   return method;
 }
 
+export const givesProof = (proof: Proof) => proof.code !== undefined || proof.response !== undefined;
+
+/** What a body without a proof of the second factor is told: the ways it could give one. */
+export const stepUpRequired = (methods: Method[]) => new AppError('STEP_UP_REQUIRED', undefined, { details: { methods } });
+
 /**
  * Before a sensitive change by a session (password, e-mail, key, deletion, factors): an
  * account with a second factor must prove it in the same body, unless this session did so
@@ -46,9 +51,7 @@ export async function requireStepUp(deps: Deps, auth: AuthContext, proof: Proof,
   const until = await repo.steppedUpUntil(deps.db, auth.sessionId);
   const now = deps.clock.now();
   if (until && until > now) return;
-  if (proof.code === undefined && proof.response === undefined) {
-    throw new AppError('STEP_UP_REQUIRED', undefined, { details: { methods } });
-  }
+  if (!givesProof(proof)) throw stepUpRequired(methods);
   await checkProof(deps, auth.account, proof, request);
   await repo.stepUp(deps.db, auth.sessionId, new Date(now.getTime() + STEP_UP_MS));
 }
