@@ -84,7 +84,7 @@ const DOWN_ACCOUNTS = 100;
  * DOWN_BACKLOG deliveries waiting for it: what the sender spends on deliveries it cannot send
  * yet is not spent on those it can. The backlog is written just before the round, as an
  * outage leaves it (the round starts once the sender has set it aside), and removed after
- * it, so the plain round sampled before each of these runs without it.
+ * it, so the plain round sampled before and after each of these runs without it.
  */
 export async function eventsOutBesideDown(bench: BenchContext): Promise<Measurement> {
   const down = await bench.service.command<string>('events-down-backlog', { count: DOWN_BACKLOG, accounts: DOWN_ACCOUNTS });

@@ -55,21 +55,35 @@ async function measure(service: ServiceProcess, scenario: Scenario, bench: Bench
   return scenario.run(bench);
 }
 
+/** Two samples of one reference as one: the mean of each figure. */
+function meanOf(before: Measurement, after: Measurement): Measurement {
+  const mean = (a: number, b: number) => (a + b) / 2;
+  return { rate: mean(before.rate, after.rate), p50: mean(before.p50, after.p50), p99: mean(before.p99, after.p99), count: before.count + after.count };
+}
+
 /**
  * A few short rounds, each measuring the scenario's references (the bare handler, say) just
- * before the scenario itself, so that other load on this shared machine weighs on both
- * alike. The figures are those of the median round, so that a ratio stays within one round.
+ * before and just after the scenario itself, so that other load on this shared machine weighs
+ * on both alike: a reference counts as the mean of its two samples, which also cancels a
+ * machine that speeds up or slows down steadily across the round. The figures are those of the
+ * median round, so that a ratio stays within one round.
  */
 async function runScenario(service: ServiceProcess, scenario: Scenario): Promise<Round> {
   await untilWorkerIdle(service);
   const first = benchContext(service, TIMING.seconds, TIMING.warmupSeconds);
   const later = benchContext(service, TIMING.seconds, 0);
   const reference = benchContext(service, TIMING.referenceSeconds, 0);
+  const sampleReferences = async () => {
+    const samples = new Map<string, Measurement>();
+    for (const id of referencesOf(scenario)) samples.set(id, await measure(service, scenarioById(id), reference));
+    return samples;
+  };
   const rounds: Round[] = [];
   for (let round = 0; round < TIMING.rounds; round++) {
-    const references = new Map<string, Measurement>();
-    for (const id of referencesOf(scenario)) references.set(id, await measure(service, scenarioById(id), reference));
-    rounds.push({ measured: await measure(service, scenario, round === 0 ? first : later), references });
+    const before = await sampleReferences();
+    const measured = await measure(service, scenario, round === 0 ? first : later);
+    const after = await sampleReferences();
+    rounds.push({ measured, references: new Map([...before].map(([id, sample]) => [id, meanOf(sample, after.get(id)!)])) });
   }
   return medianRound(scenario, rounds);
 }

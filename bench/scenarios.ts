@@ -26,8 +26,9 @@ export type Scenario = {
   unit: string;
   run(bench: BenchContext): Promise<Measurement>;
   /**
-   * Scenarios sampled again just before each round of this one; its ratios and targets use
-   * those samples (others use their own run's figures). Default: the bare handler.
+   * Scenarios sampled again just before and just after each round of this one; its ratios
+   * and targets use the mean of those samples (others use their own run's figures).
+   * Default: the bare handler.
    */
   references?: string[];
   targets?: Target[];
@@ -163,7 +164,7 @@ export const SCENARIOS: Scenario[] = [
     label: 'POST /webhook/payment/{siteKey}, signed, committed before the 200',
     unit: 'events/s',
     run: webhookIngest,
-    // Sampled before each round: the bare handler (what any answer costs), the hand-written
+    // Sampled before and after each round: the bare handler (what any answer costs), the hand-written
     // receiver (what the framework and the inbox's guarantees cost beyond verify + INSERT),
     // our own receiver without the framework (what Koa, the middleware and the worker beside
     // it cost: the same writer and table), and that receiver storing nothing (the ceiling:
@@ -189,7 +190,7 @@ export const SCENARIOS: Scenario[] = [
     label: 'events out as above, beside an endpoint that is down with 20,000 deliveries waiting over 100 accounts',
     unit: 'events/s',
     run: eventsOutBesideDown,
-    // Sampled right before each round: the same events with no endpoint down.
+    // Sampled right before and after each round: the same events with no endpoint down.
     references: ['events-out'],
     targets: [rateAtLeast('events-out', 0.8)],
   },
