@@ -107,16 +107,4 @@ test('UTF-8 text in a header is not taken for control characters: a user agent i
   assert.is((await rawRequest(service.url, headWith('GET', `${AUTH}/me`, 'Cookie', cookie), undefined)).status, 200);
 });
 
-test('a TAB inside a header value is whitespace, as HTTP has it: the request is answered and the user agent kept as sent', async ({ service, owner }) => {
-  const agent = 'Mozilla/5.0\t(X11)\tTestApp/1.0';
-  const login = JSON.stringify({ email: owner.email, password: PASSWORD });
-  const answer = await rawRequest(service.url, headWith('POST', `${AUTH}/login`, 'User-Agent', agent, login), undefined);
-  assert.is(answer.status, 200, answer.statusLine);
-  const listed = await request(service.url, 'GET', `${AUTH}/sessions`, { headers: { authorization: `Bearer ${answer.body.token}` } });
-  assert.is(listed.body.sessions.find((session: { current: boolean }) => session.current).user_agent, agent);
-  // The other C0 characters stay refused: Node's parser answers a line feed or a NUL in a value with 400 itself.
-  const vertical = await rawRequest(service.url, headWith('GET', '/healthz', 'X-Note', 'a\u000bb'), undefined);
-  assert.is(vertical.status, 400, vertical.statusLine);
-});
-
 test.run();

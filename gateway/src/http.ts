@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context as KoaContext, Next } from 'koa';
 import getRawBody from 'raw-body';
-import { AppError, hasControlCharacter, hasControlCharacterInHeader, toErrorResponse, tooLargeMessage, utf8Text, type Deps, type Logger, type RequestInfo } from '../../server/src/index.ts';
+import { AppError, hasControlCharacter, toErrorResponse, tooLargeMessage, utf8Text, type Deps, type Logger, type RequestInfo } from '../../server/src/index.ts';
 
 const REQUEST_ID_PATTERN = /^[\w.-]{1,64}$/;
 
@@ -100,10 +100,9 @@ async function settleUnreadBody(ctx: KoaContext, tooLarge: boolean): Promise<voi
 /**
  * A path with a control character (`%00` and the like) or broken percent-encoding is refused
  * before any route sees it: decoded, it would reach a database or a log as it is. So is a
- * header value with one, but for TAB, which HTTP allows there as it allows a space. Node's
- * parser already refuses the other C0 characters there, but reads the bytes 0x80 to 0x9F as
- * the C1 controls U+0080 to U+009F, which would be stored with a session's user agent and
- * shown on the account page. Where those bytes are part of UTF-8
+ * header value with one: Node's parser already refuses C0 characters there, but reads the
+ * bytes 0x80 to 0x9F as the C1 controls U+0080 to U+009F, which would be stored with a
+ * session's user agent and shown on the account page. Where those bytes are part of UTF-8
  * text (a user agent in Japanese, a cookie another page of the domain set), the text is
  * what is checked, and what is kept (headerText).
  */
@@ -122,7 +121,7 @@ export function refuseControlCharacters() {
     const raw = ctx.req.rawHeaders;
     for (let i = 1; i < raw.length; i += 2) {
       // Bytes 0x80 to 0x9F are also the middle of UTF-8 text: refused only when they are not.
-      if (hasControlCharacterInHeader(raw[i]) && hasControlCharacterInHeader(headerText(raw[i]))) throw new AppError('VALIDATION_FAILED', `The ${raw[i - 1]} header holds a control character.`);
+      if (hasControlCharacter(raw[i]) && hasControlCharacter(headerText(raw[i]))) throw new AppError('VALIDATION_FAILED', `The ${raw[i - 1]} header holds a control character.`);
     }
     return next();
   };

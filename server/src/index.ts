@@ -58,5 +58,5 @@ export { countPendingSecrets } from './secrets/reencrypt.ts';
 // Small shared pieces: logging, constant-time comparison, text checks, the password hasher's shape.
 export { createLogger, type Logger } from './lib/logger.ts';
 export { safeEqual } from './lib/crypto.ts';
-export { escapeHtml, hasControlCharacter, hasControlCharacterInHeader, utf8Text } from './lib/text.ts';
+export { escapeHtml, hasControlCharacter, utf8Text } from './lib/text.ts';
 export type { PasswordHasher } from './lib/passwords.ts';

@@ -33,13 +33,6 @@ export function hasControlCharacter(text: string): boolean {
   return CONTROL_CHARACTER.test(text);
 }
 
-// The same but for HTAB, which a header value may hold as it holds a space (RFC 9110, 5.5).
-const CONTROL_CHARACTER_IN_HEADER = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/;
-
-export function hasControlCharacterInHeader(text: string): boolean {
-  return CONTROL_CHARACTER_IN_HEADER.test(text);
-}
-
 // Characters a bare address never holds (RFC 5322 specials, spaces of any script, invisible
 // format characters) and the look-alikes of `@` that would let `a＠b.example<c@d.example>`
 // read as one address to a person and as another to a mail library.
