@@ -164,11 +164,11 @@ export const SCENARIOS: Scenario[] = [
     label: 'POST /webhook/payment/{siteKey}, signed, committed before the 200',
     unit: 'events/s',
     run: webhookIngest,
-    // Sampled before and after each round: the bare handler (what any answer costs), the hand-written
-    // receiver (what the framework and the inbox's guarantees cost beyond verify + INSERT),
-    // our own receiver without the framework (what Koa, the middleware and the worker beside
-    // it cost: the same writer and table), and that receiver storing nothing (the ceiling:
-    // where it is under 3x the receiver, so is every ingest).
+    // Sampled before and after each round: the bare handler (what any answer costs), the
+    // hand-written receiver (what the framework and the inbox's guarantees cost beyond
+    // verify + INSERT), our own receiver without the framework (what Koa, the middleware and
+    // the worker beside it cost: the same writer and table), and that receiver storing
+    // nothing (the ceiling: where it is under 3x the receiver, so is every ingest).
     references: [BASELINE, 'ingest-floor', 'ingest-grouped', 'ingest-ceiling'],
     targets: [rateAtLeast(BASELINE, 0.1), rateAtLeast('ingest-floor', 3), p99Below(50)],
   },
