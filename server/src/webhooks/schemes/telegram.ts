@@ -41,13 +41,13 @@ export type TelegramUpdate = {
   raw: Record<string, unknown>;
 };
 
+/** What Telegram takes as a `secret_token` (setWebhook): 1 to 256 of A-Z a-z 0-9 _ -. */
+export const TELEGRAM_SECRET_TOKEN = /^[A-Za-z0-9_-]{1,256}$/;
+
 /**
  * Telegram signs nothing: it echoes the `secret_token` given to setWebhook in
  * `X-Telegram-Bot-Api-Secret-Token`, so the check is a constant-time equality.
  */
-/** What Telegram takes as a `secret_token` (setWebhook): 1 to 256 of A-Z a-z 0-9 _ -. */
-export const TELEGRAM_SECRET_TOKEN = /^[A-Za-z0-9_-]{1,256}$/;
-
 export function verifyTelegram(raw: Buffer, headers: WebhookHeaders, expectedSecret: string): TelegramUpdate {
   const presented = requireHeader(headers, TELEGRAM_SECRET_HEADER);
   if (!TELEGRAM_SECRET_TOKEN.test(presented)) throw new SignatureError('malformed');
