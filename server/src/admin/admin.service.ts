@@ -216,21 +216,20 @@ export async function revokeAccountSessions(deps: Deps, actor: Actor, target: Ac
  * no factor is neither told nor changed).
  */
 export async function resetAccountMfa(deps: Deps, actor: Actor, target: AccountTarget) {
-  const { owner, removed } = await deps.db.transaction(async (tx) => {
+  const { owner, removed, hadFactor } = await deps.db.transaction(async (tx) => {
     const account = await lockAccount(tx, target);
     const removed = await removeAllFactors(tx, account.id);
+    const hadFactor = removed.totp || removed.passkeys > 0;
     // An account that had no factor changes not at all: only the administrator's try is recorded.
-    if (removed.totp || removed.passkeys > 0) {
+    if (hadFactor) {
       const byAdmin = { ip: '', requestId: actor.request.requestId };
       await recordEvent(tx, deps.clock, 'mfa.disabled', { accountId: account.id }, byAdmin, { by: 'admin', ...removed });
       await emitSecurityChange(tx, deps.clock, account.id, 'mfa');
     }
     await audit(deps, tx, actor, 'admin.mfa_reset', { account: account.id, ...removed });
-    return { owner: account, removed };
+    return { owner: account, removed, hadFactor };
   });
-  if (removed.totp || removed.passkeys > 0) {
-    deps.mailer.sendInBackground(factorNotice(owner.email, owner.name, 'reset_by_admin', `${deps.config.publicUrl}/account`));
-  }
+  if (hadFactor) deps.mailer.sendInBackground(factorNotice(owner.email, owner.name, 'reset_by_admin', `${deps.config.publicUrl}/account`));
   return { success: true as const, account: { id: owner.id, email: owner.email }, removed };
 }
 
