@@ -31,6 +31,9 @@ export const passwordSchema = z.string().min(8, 'must be at least 8 characters')
 /** A password being checked, not set: any length a stored one could have had. */
 export const currentPasswordSchema = z.string().min(1).max(128);
 
+/** The most characters a person's name has, typed or given by an identity provider. */
+export const NAME_MAX_LENGTH = 100;
+
 /** A token from a mailed link. */
 export const tokenSchema = z.string().min(1).max(200, 'must be at most 200 characters');
 

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { currentPasswordSchema, emailSchema, messageOutput, passwordSchema, strictInput, tokenSchema } from '../../lib/validation.ts';
+import { currentPasswordSchema, emailSchema, messageOutput, NAME_MAX_LENGTH, passwordSchema, strictInput, tokenSchema } from '../../lib/validation.ts';
 // The second factor's own schema: the step-up proof that sensitive changes may carry.
 import { stepUpProof } from '../mfa/index.ts';
 import { userSchema } from './accounts.profile.ts';
 
 // A person's name and company, as registration and a profile change take them.
-const nameSchema = z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters');
+const nameSchema = z.string().trim().min(1, 'must not be empty').max(NAME_MAX_LENGTH, `must be at most ${NAME_MAX_LENGTH} characters`);
 /** Empty (once trimmed) or null is no company. */
 const companySchema = z
   .string()

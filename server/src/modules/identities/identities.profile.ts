@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
 import type { OAuthProviderConfig } from '../../config.oauth.ts';
+import { NAME_MAX_LENGTH } from '../../lib/validation.ts';
 import type { PendingSignIn } from './identities.state.ts';
 
 /** Who the provider says signed in: its stable id for them, and the address it vouches for, if it does. */
@@ -7,8 +8,6 @@ export type ProviderPerson = { subject: string; email: string | undefined; email
 
 const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value.trim() : undefined);
 
-/** The most a name has (docs/API.md, Validation). */
-const NAME_MAX = 100;
 
 /**
  * A provider's name claim as an account's name, which has the rules of a name typed into
@@ -22,7 +21,7 @@ export function nameOf(value: unknown): string | undefined {
     .normalize('NFC')
     .replace(/[\p{Cc}\p{Cs}\s]+/gu, ' ')
     .trim();
-  const name = Array.from(cleaned).slice(0, NAME_MAX).join('').trim();
+  const name = Array.from(cleaned).slice(0, NAME_MAX_LENGTH).join('').trim();
   return name || undefined;
 }
 
