@@ -95,8 +95,8 @@ export function withFasterSpread(source) {
  * source writes them as object spreads (`{ ...opts, meta, input, next() {} }`); its compiler
  * turned each into `_objectSpread2` calls. Here they are written back as the source has them,
  * which V8 makes about twice as fast as the faster helper above: the same objects, by the
- * language's own definition of the syntax the helper stands in for. Each text must be found exactly as
- * below, or the build fails (see fasterTrpcSpread).
+ * language's own definition of the syntax the helper stands in for. Each text must be found
+ * exactly as below, or the build fails (see fasterTrpcSpread).
  */
 export const NATIVE_SPREADS = [
   {
