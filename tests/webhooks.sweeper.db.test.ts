@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import pg from 'pg';
 import { QUEUES } from '../server/src/jobs.ts';
 import { applyWaitingEntries } from '../server/src/webhooks/inbox/processor.ts';
-import { deleteDeliveries, reopenDeliveries, waitingIds } from '../server/src/webhooks/inbox/repo.ts';
+import { deleteDeliveries, reopenDeliveries, waitingRows } from '../server/src/webhooks/inbox/repo.ts';
 import { sweepInbox } from '../server/src/webhooks/inbox/sweeper.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
@@ -46,9 +46,11 @@ async function state(id: string) {
   return { ...row, jobs };
 }
 
+const waitingIds = async () => (await waitingRows(service.deps.db, 1000)).map((row) => row.id);
+
 /** What the worker's look finds waiting, applied as its lanes apply it; returns the ids taken. */
 async function applyAllWaiting(): Promise<string[]> {
-  const { taken, failed } = await applyWaitingEntries(service.deps, await waitingIds(service.deps.db, 1000));
+  const { taken, failed } = await applyWaitingEntries(service.deps, await waitingIds());
   assert.not.ok(failed);
   return taken;
 }
@@ -57,7 +59,7 @@ test('a row left waiting past the cutoff gets its job and is marked, and the lan
   const id = await keep(60_000);
   assert.is(await sweepInbox(service.deps), 1);
   assert.equal(await state(id), { state: 'received', enqueued: true, jobs: [{ id, state: 'created' }] });
-  assert.not.ok((await waitingIds(service.deps.db, 1000)).includes(id), 'no look finds a row with a job');
+  assert.not.ok((await waitingIds()).includes(id), 'no look finds a row with a job');
   // A second sweep finds it again only once its job has had the same time: none is added.
   assert.is(await sweepInbox(service.deps), 0);
   assert.is((await state(id)).jobs.length, 1);

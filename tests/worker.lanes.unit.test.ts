@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createLanePolicy, inChunks, inLanes, inTurn, MAX_LANES, PER_TRANSACTION } from '../server/src/roles/worker-lanes.ts';
+import { createLanePolicy, inChunks, inLanes, inStreams, inTurn, MAX_LANES, PER_TRANSACTION } from '../server/src/roles/worker-lanes.ts';
 
 const test = suite('roles/worker-lanes: one lane while deliveries arrive, every lane once a backlog lasts');
 
@@ -174,6 +174,75 @@ test('inLanes takes a chunk when a lane is free for it: a size changed meanwhile
   releases.shift()!();
   await done;
   assert.equal(ran.map((chunk) => chunk.length), [10, 15, 5]);
+});
+
+/** Items named by their stream and place in it ('a1' is stream a's first; '-' items have none). */
+const streamOfName = (name: string) => (name.startsWith('-') ? undefined : name[0]);
+
+const allUnits = <T>(take: () => T[][] | undefined) => {
+  const units: T[][][] = [];
+  for (let unit = take(); unit; unit = take()) units.push(unit);
+  return units;
+};
+
+test('inStreams: a chunk takes each stream whole, in the order of its items, with items of no stream between', () => {
+  const take = inStreams(['a1', '-1', 'b1', 'a2', '-2', 'b2', '-3', 'a3', '-4'], () => 5, streamOfName);
+  assert.equal(allUnits(take), [[['a1', 'a2', 'a3', '-1', '-2']], [['b1', 'b2', '-3', '-4']]], 'b does not fit beside a: it waits for the next chunk, not split');
+});
+
+test('inStreams: a stream longer than a chunk is a unit of its own, in chunks, in order; with no streams it is inChunks', () => {
+  const items = ['-1', 'a1', 'a2', 'a3', 'a4', 'a5', '-2', 'b1', '-3'];
+  let size = 2;
+  const take = inStreams(items, () => size, streamOfName);
+  assert.equal(take(), [['-1', '-2']], 'a is too long to join: the items after it fill the chunk');
+  assert.equal(take(), [['a1', 'a2'], ['a3', 'a4'], ['a5']]);
+  size = 3;
+  assert.equal(take(), [['b1', '-3']]);
+  assert.is(take(), undefined);
+  const plain = Array.from({ length: 7 }, (_, i) => `-${i}`);
+  assert.equal(allUnits(inStreams(plain, () => 3, streamOfName)).map((unit) => unit.flat()), [['-0', '-1', '-2'], ['-3', '-4', '-5'], ['-6']]);
+});
+
+test('inStreams in four lanes: each stream in one lane, in its order, while other streams run beside it', async () => {
+  // 60 items of 5 streams and some of none, in a shuffled but fixed order; chunks of 4.
+  const names: string[] = [];
+  const next = new Map<string, number>();
+  for (let i = 0; i < 60; i++) {
+    const stream = i % 7 === 3 ? '-' : 'abcde'[(i * 7 + (i >> 2)) % 5];
+    next.set(stream, (next.get(stream) ?? 0) + 1);
+    names.push(`${stream}${next.get(stream)}`);
+  }
+  const applied: string[] = [];
+  const laneOf = new Map<string, number>();
+  const releases: Array<() => void> = [];
+  let lane = 0;
+  const done = inLanes(inStreams(names, () => 4, streamOfName), () => 4, async (chunks) => {
+    const mine = lane++;
+    for (const chunk of chunks) {
+      for (const name of chunk) {
+        const stream = streamOfName(name);
+        if (stream) assert.is(laneOf.get(stream) ?? mine, mine, `${name} in the lane of its stream`);
+        if (stream) laneOf.set(stream, mine);
+      }
+      // Each chunk waits until the test lets it finish: the lanes' chunks interleave.
+      await new Promise<void>((resolve) => releases.push(resolve));
+      applied.push(...chunk);
+    }
+  });
+  let turns = 0;
+  while (applied.length < names.length) {
+    assert.ok(turns++ < 1_000, 'the lanes applied every item');
+    await settle();
+    // The latest lane's chunk first: an order nothing but the streams' rule keeps in line.
+    releases.pop()?.();
+  }
+  await done;
+  assert.is(applied.length, names.length);
+  for (const stream of 'abcde') {
+    const inOrder = names.filter((name) => name[0] === stream);
+    assert.equal(applied.filter((name) => name[0] === stream), inOrder, `stream ${stream} in its order`);
+  }
+  assert.ok(lane > 1, 'more than one lane ran');
 });
 
 test.run();

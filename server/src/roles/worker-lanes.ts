@@ -106,3 +106,43 @@ export function inChunks<T>(items: readonly T[], size: () => number): () => T[] 
   let at = 0;
   return () => (at < items.length ? items.slice(at, (at += size())) : undefined);
 }
+
+/**
+ * The items in chunks of `size()` for inLanes, as inChunks cuts them, except that the items of
+ * one stream (`streamOf` names it; undefined for an item of none) never run side by side in
+ * two lanes: each stream goes whole into one unit, which its lane applies chunk after chunk,
+ * in the items' order. A unit is one chunk, filled in the items' order with items of no
+ * stream and with whole streams that fit in the room left; or a stream longer than that room,
+ * alone, in as many chunks as it needs.
+ */
+export function inStreams<T>(items: readonly T[], size: () => number, streamOf: (item: T) => string | undefined): () => T[][] | undefined {
+  // Each item's stream as the positions of its items, in order; an item of none is a stream of one.
+  const streams = new Map<string, number[]>();
+  const streamAt = items.map((item, index) => {
+    const key = streamOf(item);
+    if (key === undefined) return [index];
+    let stream = streams.get(key);
+    if (!stream) streams.set(key, (stream = []));
+    stream.push(index);
+    return stream;
+  });
+  const taken = new Array<boolean>(items.length).fill(false);
+  let first = 0;
+  return () => {
+    while (first < items.length && taken[first]) first++;
+    if (first === items.length) return undefined;
+    const room = size();
+    const chunk: T[] = [];
+    for (let at = first; at < items.length && chunk.length < room; at++) {
+      if (taken[at]) continue;
+      const stream = streamAt[at];
+      if (stream.length > room - chunk.length && chunk.length) continue;
+      for (const index of stream) taken[index] = true;
+      const streamItems = stream.map((index) => items[index]);
+      // Longer than a chunk: this stream alone, chunk after chunk.
+      if (stream.length > room) return Array.from({ length: Math.ceil(stream.length / room) }, (_, n) => streamItems.slice(n * room, (n + 1) * room));
+      chunk.push(...streamItems);
+    }
+    return [chunk];
+  };
+}

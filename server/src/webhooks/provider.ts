@@ -53,6 +53,14 @@ export type WebhookProvider<Secret, Event> = {
   verify(raw: Buffer, headers: WebhookHeaders, secret: Secret, now: Date): Event;
   /** The provider's id of the delivery: a second delivery with it, in the same scope, is a repeat. */
   externalId(event: Event): string;
+  /**
+   * True where the deliveries of one scope must take effect in the order they arrived: a
+   * channel's visitor messages, which a conversation and its `message.received` events read
+   * in. The worker then never applies two of them side by side (inbox/dispatcher.ts). Left
+   * out, a scope's deliveries may be applied in parallel lanes: a payment's or a
+   * subscription's changes keep their own order by rules of their own, whatever comes first.
+   */
+  inArrivalOrder?: true;
   /** Parses bytes that were verified on the way in. */
   parse(raw: Buffer): Event;
   /** The fields `parse` reads, as its scheme checks them: the request body of the API reference. */

@@ -1,9 +1,10 @@
 import type { Deps } from '../../deps.ts';
 import { QUEUES, webhookRetryJobs } from '../../jobs.ts';
 import { inTransaction } from '../../lib/queue.ts';
-import { inChunks, inLanes, type LanePolicy } from '../../roles/worker-lanes.ts';
+import { inLanes, inStreams, type LanePolicy } from '../../roles/worker-lanes.ts';
+import { providerNamed } from '../registry.ts';
 import { applyWaitingEntries, processEachAlone } from './processor.ts';
-import { lockUndispatchedAmong, markEnqueued, waitingIds } from './repo.ts';
+import { lockUndispatchedAmong, markEnqueued, waitingRows, type WaitingRow } from './repo.ts';
 
 // The first attempt at every kept delivery is made here, straight from the inbox: a look
 // finds the oldest waiting rows, a thousand at most, and each chunk of them is applied in a
@@ -26,7 +27,7 @@ const DISPATCH_INTERVAL_MS = 100;
  * still start at most every DISPATCH_INTERVAL_MS, so each takes what arrived meanwhile.
  */
 const DISPATCH_INTERVAL_BESIDE_GATEWAY_MS = 1_000;
-/** Rows found by one look (inbox/repo.ts, waitingIds, says why a look serves many chunks). */
+/** Rows found by one look (inbox/repo.ts, waitingRows, says why a look serves many chunks). */
 const LOOK_BATCH = 1_000;
 
 export type DispatcherOptions = {
@@ -81,7 +82,7 @@ export function dispatchRetryDelayMs(failures: number): number {
 
 /**
  * Applies waiting rows at every poll and whenever the gateway in this process keeps new ones,
- * chunk after chunk while they come back full (applyInLanes).
+ * chunk after chunk while they come back full (applyWaiting).
  * After a failure the next try waits twice as long each time, up to DISPATCH_MAX_BACKOFF_MS,
  * so that an outage costs neither a flood of log lines nor a connection attempt per tick.
  * (Timing is the process's own monotonic clock: it paces work, it dates nothing.)
@@ -119,7 +120,7 @@ export function startInboxDispatcher(deps: Deps, options: DispatcherOptions): { 
     }
     again = false;
     startedAt = performance.now();
-    running = applyInLanes(deps, options, () => stopped)
+    running = applyWaiting(deps, options.lanes, () => stopped)
       .then(onSuccess, onFailure)
       .finally(() => {
         running = undefined;
@@ -150,16 +151,35 @@ export function startInboxDispatcher(deps: Deps, options: DispatcherOptions): { 
 }
 
 /**
+ * The stream a waiting row belongs to, for a provider whose deliveries take effect in the
+ * order they arrived (a channel's messages): its provider and scope. Other rows have none.
+ */
+function streamOf(row: WaitingRow): string | undefined {
+  return providerNamed(row.provider)?.inArrivalOrder ? `${row.provider}\u0000${row.scope}` : undefined;
+}
+
+/**
  * Looks for waiting rows and applies them, a chunk per transaction, looking again at once
  * while a look comes back full. The chunks of a look run in one lane, or in as many as the
- * lane policy gives while looks keep coming back full.
+ * lane policy gives while looks keep coming back full; the rows of one stream (streamOf) all
+ * in one lane, in the order they arrived (roles/worker-lanes.ts, inStreams). A row whose
+ * effect fails goes to the queue's retry, and those after it in its stream go on without it.
  */
-async function applyInLanes(deps: Deps, options: DispatcherOptions, stopped: () => boolean): Promise<void> {
-  const { lanes: policy } = options;
+export async function applyWaiting(deps: Deps, policy: LanePolicy, stopped: () => boolean = () => false): Promise<void> {
   while (!stopped()) {
-    const ids = await waitingIds(deps.db, LOOK_BATCH);
-    policy.fetched(ids.length === LOOK_BATCH);
-    await inLanes(inChunks(ids, policy.perTransaction), policy.lanes, (chunk) => applyWaitingChunk(deps, chunk), stopped);
-    if (ids.length < LOOK_BATCH) return;
+    const rows = await waitingRows(deps.db, LOOK_BATCH);
+    policy.fetched(rows.length === LOOK_BATCH);
+    await inLanes(
+      inStreams(rows, policy.perTransaction, streamOf),
+      policy.lanes,
+      async (chunks) => {
+        for (const chunk of chunks) {
+          if (stopped()) return;
+          await applyWaitingChunk(deps, chunk.map((row) => row.id));
+        }
+      },
+      stopped,
+    );
+    if (rows.length < LOOK_BATCH) return;
   }
 }

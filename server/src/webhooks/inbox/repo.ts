@@ -77,20 +77,26 @@ export async function lockStale(tx: Queryable, cutoff: Date, limit: number): Pro
   return (await tx.query<{ id: string }>(STALE, [cutoff, limit])).map((row) => row.id);
 }
 
+// Within one group commit every row has the same received_at, and the rows lie in the table in
+// the order of their unique key, not of their arrival: the id (UUID v7, made in the order the
+// deliveries came; lib/uuid7.ts) is what tells their order.
 const WAITING = {
   name: 'webhook_inbox_waiting',
-  text: `SELECT id FROM webhook_inbox WHERE state = 'received' AND enqueued_at IS NULL ORDER BY received_at LIMIT $1`,
+  text: `SELECT id, provider, scope FROM webhook_inbox WHERE state = 'received' AND enqueued_at IS NULL ORDER BY received_at, id LIMIT $1`,
 };
 
+/** A row waiting for its first attempt, as a look finds it. */
+export type WaitingRow = Pick<InboxEntry, 'id' | 'provider' | 'scope'>;
+
 /**
- * The ids of up to `limit` of the oldest entries given no job, oldest first, not locked: the
- * worker then locks them a chunk at a time (lockReceivedEntries, skipping what another
+ * Up to `limit` of the oldest entries given no job, in the order they arrived, not locked:
+ * the worker then locks them a chunk at a time (lockReceivedEntries, skipping what another
  * transaction holds). One look serves many chunks because each look walks the index from its
  * start, over the entries of rows applied since the last VACUUM (only VACUUM removes them):
  * 300,000 of them cost a look 1 to 9 ms, a few microseconds a row at a thousand rows a look.
  */
-export async function waitingIds(db: Queryable, limit: number): Promise<string[]> {
-  return (await db.query<{ id: string }>(WAITING, [limit])).map((row) => row.id);
+export async function waitingRows(db: Queryable, limit: number): Promise<WaitingRow[]> {
+  return db.query<WaitingRow>(WAITING, [limit]);
 }
 
 const LOCK_ENTRIES = `SELECT id, provider, scope, payload, received_at FROM webhook_inbox

@@ -15,6 +15,7 @@ export function visitorBotEndpoint(platform: Platform) {
     scope: (channelId: string) => (isUuid(channelId) ? channelId.toLowerCase() : undefined),
     notFound: 'No such channel.',
     secret: (deps: Deps, channelId: string) => channelWebhookSecret(deps, platform, channelId),
+    inArrivalOrder: true as const,
     locks: (deps: Deps, tx: Tx, items: Array<{ entry: InboxEntry }>) => visitorMessageLocks(tx, items.map(({ entry }) => entry.scope)),
   };
 }
