@@ -38,12 +38,14 @@ export type DispatcherOptions = {
 };
 
 /**
- * A chunk of waiting rows applied in one transaction. If applying them failed, nothing was
- * applied, and each is tried on its own so that only those that fail wait for the queue's
- * retry. Returns how many rows it took (those another transaction held are left to it).
+ * A chunk of waiting rows applied in one transaction, those of a stream another worker is
+ * applying left out (applyWaitingEntries; `streamOf` names each row's). If applying them
+ * failed, nothing was applied, and each is tried on its own so that only those that fail
+ * wait for the queue's retry. Returns how many rows it took (those another transaction held
+ * are left to it) and the streams it left out.
  */
-export async function applyWaitingChunk(deps: Deps, inboxIds: string[]): Promise<number> {
-  const { taken, failed, error } = await applyWaitingEntries(deps, inboxIds);
+export async function applyWaitingChunk(deps: Deps, inboxIds: string[], streamOf?: (id: string) => string | undefined): Promise<{ taken: number; busy: Set<string> }> {
+  const { taken, busy, failed, error } = await applyWaitingEntries(deps, inboxIds, streamOf);
   if (failed) {
     await processEachAlone(deps, taken, error, async (index, cause) => {
       const message = cause instanceof Error ? cause.message : String(cause);
@@ -52,7 +54,7 @@ export async function applyWaitingChunk(deps: Deps, inboxIds: string[]): Promise
       await handToQueue(deps, [taken[index]]);
     });
   }
-  return taken.length;
+  return { taken: taken.length, busy };
 }
 
 /**
@@ -152,30 +154,36 @@ export function startInboxDispatcher(deps: Deps, options: DispatcherOptions): { 
 
 /**
  * The stream a waiting row belongs to, for a provider whose deliveries take effect in the
- * order they arrived (a channel's messages): its provider and scope. Other rows have none.
+ * order they arrived (a channel's messages): its provider and scope, as the name of the
+ * lock that a transaction applying its rows holds. Other rows have none.
  */
 function streamOf(row: WaitingRow): string | undefined {
-  return providerNamed(row.provider)?.inArrivalOrder ? `${row.provider}\u0000${row.scope}` : undefined;
+  return providerNamed(row.provider)?.inArrivalOrder ? `inbox-stream:${row.provider}:${row.scope}` : undefined;
 }
 
 /**
  * Looks for waiting rows and applies them, a chunk per transaction, looking again at once
  * while a look comes back full. The chunks of a look run in one lane, or in as many as the
- * lane policy gives while looks keep coming back full; the rows of one stream (streamOf) all
- * in one lane, in the order they arrived (roles/worker-lanes.ts, inStreams). A row whose
- * effect fails goes to the queue's retry, and those after it in its stream go on without it.
+ * lane policy gives while looks keep coming back full. The rows of one stream (streamOf) go
+ * to one lane, in the order they arrived (roles/worker-lanes.ts, inStreams), and a chunk's
+ * transaction holds its streams' locks: while another worker's transaction holds one, its
+ * rows are left to that worker, and so is the rest of a stream too long for one chunk. So
+ * two workers never apply one stream's rows side by side either. A row whose effect fails
+ * goes to the queue's retry, and those after it in its stream go on without it.
  */
 export async function applyWaiting(deps: Deps, policy: LanePolicy, stopped: () => boolean = () => false): Promise<void> {
   while (!stopped()) {
     const rows = await waitingRows(deps.db, LOOK_BATCH);
     policy.fetched(rows.length === LOOK_BATCH);
+    const streams = new Map(rows.map((row) => [row.id, streamOf(row)]));
     await inLanes(
       inStreams(rows, policy.perTransaction, streamOf),
       policy.lanes,
       async (chunks) => {
         for (const chunk of chunks) {
           if (stopped()) return;
-          await applyWaitingChunk(deps, chunk.map((row) => row.id));
+          const { busy } = await applyWaitingChunk(deps, chunk.map((row) => row.id), (id) => streams.get(id));
+          if (busy.size) return;
         }
       },
       stopped,

@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.ts';
-import { lockNames } from '../../lib/advisory-locks.ts';
+import { lockNames, namesHeldElsewhere } from '../../lib/advisory-locks.ts';
 import type { Tx } from '../../lib/db.ts';
 import { lockAccounts } from '../../modules/accounts/index.ts';
 import { ignored, type AnyWebhookProvider, type InboxEntry, type Outcome } from '../provider.ts';
@@ -32,23 +32,34 @@ export async function processInboxEntries(deps: Deps, inboxIds: string[]): Promi
 
 /**
  * Those of `ids` still waiting that no other transaction holds, applied in one transaction
- * (a worker's first attempt at them; inbox/dispatcher.ts). Returns the ids it took, and
- * `failed` with the `error` when applying them failed, so none was applied (the caller then
- * tries each on its own). An error before any entry was taken is thrown.
+ * (a worker's first attempt at them; inbox/dispatcher.ts). `streamOf` names the stream of
+ * each id that has one (a channel's messages, applied in the order they arrived): the
+ * transaction first tries a lock on each of those streams, and leaves out the ids of a
+ * stream that another transaction holds, another worker applying it in its order. Returns
+ * the ids it took, the streams it left out (`busy`), and `failed` with the `error` when
+ * applying them failed, so none was applied (the caller then tries each on its own). An
+ * error before any entry was taken is thrown.
  */
-export async function applyWaitingEntries(deps: Deps, ids: string[]): Promise<{ taken: string[]; failed: boolean; error?: unknown }> {
+export async function applyWaitingEntries(
+  deps: Deps,
+  ids: string[],
+  streamOf: (id: string) => string | undefined = () => undefined,
+): Promise<{ taken: string[]; busy: Set<string>; failed: boolean; error?: unknown }> {
   let taken: string[] = [];
+  let busy = new Set<string>();
   try {
     const applied = await deps.db.transaction(async (tx) => {
-      const entries = await inbox.lockReceivedEntries(tx, ids, { skipLocked: true });
+      busy = await namesHeldElsewhere(tx, ids.flatMap((id) => streamOf(id) ?? []));
+      const free = busy.size ? ids.filter((id) => !busy.has(streamOf(id) ?? '')) : ids;
+      const entries = await inbox.lockReceivedEntries(tx, free, { skipLocked: true });
       taken = entries.map((entry) => entry.id);
       return applyEntries(deps, tx, entries);
     });
     for (const { id, outcome } of applied) if (outcome.state === 'ignored') logIgnored(deps, id, outcome);
-    return { taken, failed: false };
+    return { taken, busy, failed: false };
   } catch (error) {
     if (!taken.length) throw error;
-    return { taken, failed: true, error };
+    return { taken, busy, failed: true, error };
   }
 }
 
