@@ -3,6 +3,8 @@ import pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { LanePolicy } from '../server/src/roles/worker-lanes.ts';
+import { QUEUES } from '../server/src/jobs.ts';
+import { applyWebhookJobs } from '../server/src/roles/worker.ts';
 import { applyWaiting } from '../server/src/webhooks/inbox/dispatcher.ts';
 import { createInboxWriter } from '../server/src/webhooks/inbox/writer.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
@@ -104,6 +106,26 @@ test('two workers applying the same burst at once keep each channel in its order
     const burst = interleaved(channels, 30, 'two workers');
     await keepInOrder(burst);
     await Promise.all([applyWaiting(service.deps, lanesOf(1, 3)), applyWaiting(service.deps, lanesOf(2, 2))]);
+    for (const channel of channels) {
+      assert.is(await waitingOf(channel), 0, 'every message applied');
+      await assertInArrivalOrder(channel, burst);
+    }
+  });
+});
+
+test('jobs for a burst (the sweeper\'s, a replay\'s) keep each channel in its order too, in four lanes', async () => {
+  await withEventEndpoint(service, ['message.received'], async () => {
+    const channels = await channelsOfNewAccounts(2);
+    const burst = interleaved(channels, 24, 'by job');
+    await keepInOrder(burst);
+    // As the sweeper hands rows to the queue: each marked, a job each with the row's id, which
+    // pg-boss hands out in id order.
+    const rows = await service.deps.db.query<{ id: string }>(
+      `UPDATE webhook_inbox SET enqueued_at = $1 WHERE state = 'received' AND enqueued_at IS NULL RETURNING id`,
+      [service.clock.now()],
+    );
+    const jobs = rows.map(({ id }) => id).sort().map((id) => ({ id, name: QUEUES.webhook, data: { inboxId: id }, expireInSeconds: 15 }));
+    await applyWebhookJobs(service.deps, jobs, lanesOf(4, 3));
     for (const channel of channels) {
       assert.is(await waitingOf(channel), 0, 'every message applied');
       await assertInArrivalOrder(channel, burst);

@@ -6,10 +6,10 @@ import { adminAddresses } from '../modules/accounts/index.ts';
 import { endpointDisabledNotice, startEventSender } from '../modules/events/index.ts';
 import { sendResetLink } from '../modules/passwords/index.ts';
 import { sendOperatorMessage, type OperatorMessage } from '../modules/notifications/index.ts';
-import { startInboxDispatcher } from '../webhooks/inbox/dispatcher.ts';
+import { startInboxDispatcher, streamsOf } from '../webhooks/inbox/dispatcher.ts';
 import { markDead, processEachAlone, processInboxEntries } from '../webhooks/inbox/processor.ts';
 import { startInboxSweeper } from '../webhooks/inbox/sweeper.ts';
-import { createLanePolicy, inChunks, inLanes, inTurn } from './worker-lanes.ts';
+import { createLanePolicy, inLanes, inStreams, inTurn, type LanePolicy } from './worker-lanes.ts';
 
 export type Worker = { stop(): Promise<void> };
 
@@ -64,7 +64,7 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
 
   await workThrough<WebhookJob>(QUEUES.webhook, WEBHOOK_BATCH, (jobs) => {
     lanes.fetched(jobs.length === WEBHOOK_BATCH);
-    return inLanes(inChunks(jobs, lanes.perTransaction), lanes.lanes, (chunk) => processWebhookChunk(deps, chunk));
+    return applyWebhookJobs(deps, jobs, lanes);
   });
   await queue.work<WebhookJob>(
     QUEUES.webhookDead,
@@ -111,6 +111,24 @@ export async function startWorker(deps: Deps, options: WorkerOptions): Promise<W
       await handlers.drain();
     },
   };
+}
+
+/**
+ * A batch of webhook jobs (retries, replays, rows the sweeper found) applied in chunks, in as
+ * many lanes at once as the policy gives; the jobs of a channel's rows all in one lane, in
+ * the order of the batch (inbox/dispatcher.ts, streamOf), as the dispatcher applies them.
+ * pg-boss hands jobs out in id order, and a job's id is its row's (UUID v7, made in the
+ * order the deliveries came) or, for a replay, made in the order the replay took the rows.
+ */
+export async function applyWebhookJobs(deps: Deps, jobs: Array<PgBoss.Job<WebhookJob>>, policy: Pick<LanePolicy, 'lanes' | 'perTransaction'>): Promise<void> {
+  const streams = await streamsOf(deps.db, jobs.map((job) => job.data.inboxId));
+  await inLanes(
+    inStreams(jobs, policy.perTransaction, (job) => streams.get(job.data.inboxId)),
+    policy.lanes,
+    async (chunks) => {
+      for (const chunk of chunks) await processWebhookChunk(deps, chunk);
+    },
+  );
 }
 
 /**

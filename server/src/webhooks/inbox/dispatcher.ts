@@ -4,7 +4,8 @@ import { inTransaction } from '../../lib/queue.ts';
 import { inLanes, inStreams, type LanePolicy } from '../../roles/worker-lanes.ts';
 import { providerNamed } from '../registry.ts';
 import { applyWaitingEntries, processEachAlone } from './processor.ts';
-import { lockUndispatchedAmong, markEnqueued, waitingRows, type WaitingRow } from './repo.ts';
+import type { Queryable } from '../../lib/db.ts';
+import { lockUndispatchedAmong, markEnqueued, rowsAmong, waitingRows, type WaitingRow } from './repo.ts';
 
 // The first attempt at every kept delivery is made here, straight from the inbox: a look
 // finds the oldest waiting rows, a thousand at most, and each chunk of them is applied in a
@@ -157,8 +158,18 @@ export function startInboxDispatcher(deps: Deps, options: DispatcherOptions): { 
  * order they arrived (a channel's messages): its provider and scope, as the name of the
  * lock that a transaction applying its rows holds. Other rows have none.
  */
-function streamOf(row: WaitingRow): string | undefined {
+export function streamOf(row: WaitingRow): string | undefined {
   return providerNamed(row.provider)?.inArrivalOrder ? `inbox-stream:${row.provider}:${row.scope}` : undefined;
+}
+
+/** The stream of each of these inbox rows that has one (streamOf), by row id. */
+export async function streamsOf(db: Queryable, inboxIds: string[]): Promise<Map<string, string>> {
+  const streams = new Map<string, string>();
+  for (const row of await rowsAmong(db, inboxIds)) {
+    const stream = streamOf(row);
+    if (stream) streams.set(row.id, stream);
+  }
+  return streams;
 }
 
 /**

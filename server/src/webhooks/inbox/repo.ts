@@ -99,6 +99,11 @@ export async function waitingRows(db: Queryable, limit: number): Promise<Waiting
   return db.query<WaitingRow>(WAITING, [limit]);
 }
 
+/** The provider and scope of each of these rows that exists. */
+export async function rowsAmong(db: Queryable, ids: string[]): Promise<WaitingRow[]> {
+  return db.query<WaitingRow>('SELECT id, provider, scope FROM webhook_inbox WHERE id = ANY($1::uuid[])', [ids]);
+}
+
 const LOCK_ENTRIES = `SELECT id, provider, scope, payload, received_at FROM webhook_inbox
   WHERE id = ANY($1::uuid[]) AND state = 'received' ORDER BY id FOR UPDATE`;
 const LOCK_FREE_ENTRIES = `${LOCK_ENTRIES} SKIP LOCKED`;
