@@ -1,10 +1,10 @@
 import type { Deps } from '../../deps.ts';
 import { QUEUES, webhookRetryJobs } from '../../jobs.ts';
+import type { Queryable } from '../../lib/db.ts';
 import { inTransaction } from '../../lib/queue.ts';
 import { inLanes, inStreams, type LanePolicy } from '../../roles/worker-lanes.ts';
 import { providerNamed } from '../registry.ts';
 import { applyWaitingEntries, processEachAlone } from './processor.ts';
-import type { Queryable } from '../../lib/db.ts';
 import { lockUndispatchedAmong, markEnqueued, rowsAmong, waitingRows, type WaitingRow } from './repo.ts';
 
 // The first attempt at every kept delivery is made here, straight from the inbox: a look
