@@ -13,7 +13,8 @@ import { callerFor, createAccount, telegramUpdate, withEventEndpoint } from './h
 // A channel's visitor messages take effect in the order they arrived: the conversation and
 // its message.received events read in it, whatever lanes the worker runs. The gateway here
 // has no worker: the test keeps a burst the way intake does and applies it as the worker's
-// dispatcher does, at its widest (four lanes), with chunks small enough that a burst spans many.
+// dispatcher (or its queue's jobs) would, at its widest (four lanes), with chunks small
+// enough that a burst spans many.
 
 let service: TestService;
 
@@ -75,17 +76,15 @@ async function readBack(channel: Channel): Promise<{ stored: string[]; evented: 
   return { stored: stored.map((row) => row.text), evented: events.map((row) => JSON.parse(row.body).data.text) };
 }
 
-function assertInArrivalOrder(channel: Channel, burst: Sent[]): Promise<void> {
+async function assertInArrivalOrder(channel: Channel, burst: Sent[]): Promise<void> {
   const arrived = burst.filter((sent) => sent.channel === channel).map((sent) => sent.text);
-  return readBack(channel).then(({ stored, evented }) => {
-    assert.equal(stored, arrived, 'the conversation reads in the order the messages arrived');
-    assert.equal(evented, arrived, 'and so do its message.received events');
-  });
+  const { stored, evented } = await readBack(channel);
+  assert.equal(stored, arrived, 'the conversation reads in the order the messages arrived');
+  assert.equal(evented, arrived, 'and so do its message.received events');
 }
 
 const interleaved = (channels: Channel[], count: number, label: string): Sent[] =>
   Array.from({ length: count }, (_, i) => ({ channel: channels[i % channels.length], text: `${label} ${i}` }));
-
 
 test('a burst of two channels\' messages, kept at once, is stored and evented in the order it arrived, in four lanes', async () => {
   await withEventEndpoint(service, ['message.received'], async () => {
