@@ -56,9 +56,10 @@ export type WebhookProvider<Secret, Event> = {
   /**
    * True where the deliveries of one scope must take effect in the order they arrived: a
    * channel's visitor messages, which a conversation and its `message.received` events read
-   * in. The worker then never applies two of them side by side (inbox/dispatcher.ts). Left
-   * out, a scope's deliveries may be applied in parallel lanes: a payment's or a
-   * subscription's changes keep their own order by rules of their own, whatever comes first.
+   * in. The worker then applies them one after another (inbox/dispatcher.ts; the queue's
+   * jobs too, roles/worker.ts). Left out, a scope's deliveries may be applied in parallel
+   * lanes: a payment's or a subscription's changes keep their own order by rules of their
+   * own, whatever comes first.
    */
   inArrivalOrder?: true;
   /** Parses bytes that were verified on the way in. */

@@ -5,7 +5,7 @@ import { inTransaction } from '../../lib/queue.ts';
 import { inLanes, inStreams, type LanePolicy } from '../../roles/worker-lanes.ts';
 import { providerNamed } from '../registry.ts';
 import { applyWaitingEntries, processEachAlone } from './processor.ts';
-import { lockUndispatchedAmong, markEnqueued, rowsAmong, waitingRows, type WaitingRow } from './repo.ts';
+import { lockUndispatchedAmong, markEnqueued, rowsAmong, waitingRows, type RowScope } from './repo.ts';
 
 // The first attempt at every kept delivery is made here, straight from the inbox: a look
 // finds the oldest waiting rows, a thousand at most, and each chunk of them is applied in a
@@ -158,7 +158,7 @@ export function startInboxDispatcher(deps: Deps, options: DispatcherOptions): { 
  * order they arrived (a channel's messages): its provider and scope, as the name of the
  * lock that a transaction applying its rows holds. Other rows have none.
  */
-export function streamOf(row: WaitingRow): string | undefined {
+export function streamOf(row: RowScope): string | undefined {
   return providerNamed(row.provider)?.inArrivalOrder ? `inbox-stream:${row.provider}:${row.scope}` : undefined;
 }
 

@@ -85,8 +85,8 @@ const WAITING = {
   text: `SELECT id, provider, scope FROM webhook_inbox WHERE state = 'received' AND enqueued_at IS NULL ORDER BY received_at, id LIMIT $1`,
 };
 
-/** A row waiting for its first attempt, as a look finds it. */
-export type WaitingRow = Pick<InboxEntry, 'id' | 'provider' | 'scope'>;
+/** An inbox row's id, provider and scope: what a look returns, and what tells a row's stream (inbox/dispatcher.ts). */
+export type RowScope = Pick<InboxEntry, 'id' | 'provider' | 'scope'>;
 
 /**
  * Up to `limit` of the oldest entries given no job, in the order they arrived, not locked:
@@ -95,13 +95,13 @@ export type WaitingRow = Pick<InboxEntry, 'id' | 'provider' | 'scope'>;
  * start, over the entries of rows applied since the last VACUUM (only VACUUM removes them):
  * 300,000 of them cost a look 1 to 9 ms, a few microseconds a row at a thousand rows a look.
  */
-export async function waitingRows(db: Queryable, limit: number): Promise<WaitingRow[]> {
-  return db.query<WaitingRow>(WAITING, [limit]);
+export async function waitingRows(db: Queryable, limit: number): Promise<RowScope[]> {
+  return db.query<RowScope>(WAITING, [limit]);
 }
 
 /** The provider and scope of each of these rows that exists. */
-export async function rowsAmong(db: Queryable, ids: string[]): Promise<WaitingRow[]> {
-  return db.query<WaitingRow>('SELECT id, provider, scope FROM webhook_inbox WHERE id = ANY($1::uuid[])', [ids]);
+export async function rowsAmong(db: Queryable, ids: string[]): Promise<RowScope[]> {
+  return db.query<RowScope>('SELECT id, provider, scope FROM webhook_inbox WHERE id = ANY($1::uuid[])', [ids]);
 }
 
 const LOCK_ENTRIES = `SELECT id, provider, scope, payload, received_at FROM webhook_inbox
