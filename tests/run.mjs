@@ -133,10 +133,17 @@ function resultOf(file, code, text, started) {
  * `run(file)` settles with the file's result; a crash or a hang fails that file and ends the
  * process, and the pool starts a new one for the next file.
  */
-function startRunner() {
+function startRunner(slot) {
   const child = spawn(process.execPath, [...cpuProf, '--import', 'tsx', ...orderImport, ...LOUD_HOOKS, join(root, 'tests/helpers/file-runner.mjs')], {
     cwd: root,
-    env: { ...process.env, FORCE_COLOR: '0', GATEHOUSE_TEST_MIGRATED_TEMPLATE: migrated.template, ...(build ? { GATEHOUSE_TEST_BUILD: build.dir } : {}) },
+    env: {
+      ...process.env,
+      FORCE_COLOR: '0',
+      GATEHOUSE_TEST_MIGRATED_TEMPLATE: migrated.template,
+      // Each concurrent runner draws service ports from a share of its own (helpers/service.ts, freePort).
+      GATEHOUSE_TEST_PORT_SLOT: `${slot}/${concurrency}`,
+      ...(build ? { GATEHOUSE_TEST_BUILD: build.dir } : {}),
+    },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   // What the process writes outside a file's run (a crash's stack) belongs to the file in hand.
@@ -228,14 +235,14 @@ const [migrated, build] = await Promise.all([prepareMigratedTemplate(), prepareB
 console.log(`running ${files.length} test files on ${process.env.DATABASE_URL ? 'PostgreSQL at DATABASE_URL' : 'the embedded database'}, ${concurrency} at a time`);
 const results = [];
 const runStarted = Date.now();
-const workers = Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
+const workers = Array.from({ length: Math.min(concurrency, queue.length) }, async (_, slot) => {
   let runner;
   try {
     while (queue.length) {
       // Taken before any wait: another worker may take the last file while this one's runner starts.
       const file = queue.shift();
       if (!runner?.alive()) {
-        runner = startRunner();
+        runner = startRunner(slot);
         await runner.ready;
       }
       const result = await runner.run(file);

@@ -32,19 +32,39 @@ function ephemeralStart(): number {
 }
 
 /**
- * A port for a service a test starts as a process, free now. Below the kernel's ephemeral
- * range, at random: a port that a bind to port 0 was handed and gave back could be handed
- * again, to another test's server or to a client's connection, before the service binds it,
- * and then `/readyz` on it answers for someone else. The kernel hands out no port below that
- * range by itself; two tests would have to draw the same one at once.
+ * The ports this process draws from: those from 10000 to the kernel's ephemeral range, or,
+ * where the runner runs several test processes at once (tests/run.mjs gives each its slot
+ * as `GATEHOUSE_TEST_PORT_SLOT=<slot>/<slots>`), this process's share of them.
+ */
+function portRange(): { from: number; to: number } {
+  const below = ephemeralStart();
+  const [slot, slots] = (process.env.GATEHOUSE_TEST_PORT_SLOT ?? '').split('/').map(Number);
+  const shared = Number.isInteger(slot) && Number.isInteger(slots) && slot >= 0 && slot < slots;
+  const size = Math.max(1, Math.floor((below - 10_000) / (shared ? slots : 1)));
+  const from = 10_000 + (shared ? slot * size : 0);
+  return { from, to: from + size };
+}
+
+/** Ports this process has handed out: a test may not bind its own until its service has started. */
+const handedOut = new Set<number>();
+
+/**
+ * A port for a service a test starts as a process, free now, and never handed out before in
+ * this process. Below the kernel's ephemeral range, at random: a port that a bind to port 0
+ * was handed and gave back could be handed again, to another test's server or to a client's
+ * connection, before the service binds it, and then `/readyz` on it answers for someone else.
+ * A service binds its port only once its database is ready, seconds later; within this
+ * process's share of the range (portRange), no test running at the same time draws it then.
  */
 export async function freePort(): Promise<number> {
-  const below = ephemeralStart();
+  const { from, to } = portRange();
   for (let tries = 0; tries < 100; tries++) {
-    const port = 10_000 + randomInt(Math.max(1, below - 10_000));
-    if (await canBind(port)) return port;
+    const port = from + randomInt(to - from);
+    if (handedOut.has(port) || !(await canBind(port))) continue;
+    handedOut.add(port);
+    return port;
   }
-  throw new Error(`no free port found between 10000 and ${below}`);
+  throw new Error(`no free port found between ${from} and ${to}`);
 }
 
 /** Every log line the service writes, kept so tests can assert that no secret is in them. */
