@@ -86,37 +86,31 @@ async function assertInArrivalOrder(channel: Channel, burst: Sent[]): Promise<vo
 const interleaved = (channels: Channel[], count: number, label: string): Sent[] =>
   Array.from({ length: count }, (_, i) => ({ channel: channels[i % channels.length], text: `${label} ${i}` }));
 
-test('a burst of two channels\' messages, kept at once, is stored and evented in the order it arrived, in four lanes', async () => {
+/**
+ * Two channels' messages, interleaved, kept at once; `apply` then applies them as the worker
+ * would. Every one is applied, and each conversation and its events read in arrival order.
+ */
+async function appliedInArrivalOrder(count: number, label: string, apply: () => Promise<unknown>): Promise<void> {
   await withEventEndpoint(service, ['message.received'], async () => {
     const channels = await channelsOfNewAccounts(2);
-    const burst = interleaved(channels, 24, 'message');
+    const burst = interleaved(channels, count, label);
     await keepInOrder(burst);
-    await applyWaiting(service.deps, lanesOf(4, 3));
+    await apply();
     for (const channel of channels) {
       assert.is(await waitingOf(channel), 0, 'every message applied');
       await assertInArrivalOrder(channel, burst);
     }
   });
-});
+}
 
-test('two workers applying the same burst at once keep each channel in its order', async () => {
-  await withEventEndpoint(service, ['message.received'], async () => {
-    const channels = await channelsOfNewAccounts(2);
-    const burst = interleaved(channels, 30, 'two workers');
-    await keepInOrder(burst);
-    await Promise.all([applyWaiting(service.deps, lanesOf(1, 3)), applyWaiting(service.deps, lanesOf(2, 2))]);
-    for (const channel of channels) {
-      assert.is(await waitingOf(channel), 0, 'every message applied');
-      await assertInArrivalOrder(channel, burst);
-    }
-  });
-});
+test('a burst of two channels\' messages, kept at once, is stored and evented in the order it arrived, in four lanes', () =>
+  appliedInArrivalOrder(24, 'message', () => applyWaiting(service.deps, lanesOf(4, 3))));
 
-test('jobs for a burst (the sweeper\'s, a replay\'s) keep each channel in its order too, in four lanes', async () => {
-  await withEventEndpoint(service, ['message.received'], async () => {
-    const channels = await channelsOfNewAccounts(2);
-    const burst = interleaved(channels, 24, 'by job');
-    await keepInOrder(burst);
+test('two workers applying the same burst at once keep each channel in its order', () =>
+  appliedInArrivalOrder(30, 'two workers', () => Promise.all([applyWaiting(service.deps, lanesOf(1, 3)), applyWaiting(service.deps, lanesOf(2, 2))])));
+
+test('jobs for a burst (the sweeper\'s, a replay\'s) keep each channel in its order too, in four lanes', () =>
+  appliedInArrivalOrder(24, 'by job', async () => {
     // As the sweeper hands rows to the queue: each marked, a job each with the row's id, which
     // pg-boss hands out in id order.
     const rows = await service.deps.db.query<{ id: string }>(
@@ -125,12 +119,7 @@ test('jobs for a burst (the sweeper\'s, a replay\'s) keep each channel in its or
     );
     const jobs = rows.map(({ id }) => id).sort().map((id) => ({ id, name: QUEUES.webhook, data: { inboxId: id }, expireInSeconds: 15 }));
     await applyWebhookJobs(service.deps, jobs, lanesOf(4, 3));
-    for (const channel of channels) {
-      assert.is(await waitingOf(channel), 0, 'every message applied');
-      await assertInArrivalOrder(channel, burst);
-    }
-  });
-});
+  }));
 
 // A second connection holds the lock: the embedded database has one.
 if (process.env.DATABASE_URL) {
