@@ -188,7 +188,7 @@ export async function applyWaiting(deps: Deps, policy: LanePolicy, stopped: () =
     policy.fetched(rows.length === LOOK_BATCH);
     const streams = new Map(rows.map((row) => [row.id, streamOf(row)]));
     await inLanes(
-      inStreams(rows, policy.perTransaction, streamOf),
+      inStreams(rows, policy.perTransaction, (row) => streams.get(row.id)),
       policy.lanes,
       async (chunks) => {
         for (const chunk of chunks) {
