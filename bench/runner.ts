@@ -5,8 +5,13 @@ import { CONNECTIONS, referencesOf, SCENARIOS, type BenchContext, type Scenario 
 import type { ServiceProcess } from './service-process.ts';
 import type { RunResults } from './targets.ts';
 
+/**
+ * Five rounds by default: on the shared machines the bench runs on, the bare handler moves by
+ * half from one second to the next, and with three rounds a single bad one could carry a row
+ * across its target line. `BENCH_ROUNDS` and `BENCH_SECONDS` change them for a quicker look.
+ */
 export const TIMING = {
-  rounds: 3,
+  rounds: Number(process.env.BENCH_ROUNDS ?? 5),
   seconds: Number(process.env.BENCH_SECONDS ?? 2),
   referenceSeconds: 1,
   warmupSeconds: 1,
