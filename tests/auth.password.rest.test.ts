@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -21,6 +22,7 @@ import {
 import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
 import { submitLinkForm } from './helpers/pages.ts';
 import { linkToken } from './helpers/smtp.ts';
+import { eventually } from './helpers/wait.ts';
 
 const NEW_PASSWORD = 'a brand new passphrase';
 const MINUTE = 60_000;
@@ -51,6 +53,16 @@ async function resetToken(service: TestService, email: string, ip?: string): Pro
   const asked = ip ? await requestFrom(ip, service.url, 'POST', `${AUTH}/password/forgot`, { json: { email } }) : await forgot(service, email);
   assert.is(asked.status, 200, asked.text);
   return linkToken(await nextMail(service, email, seen, RESET_LINK), '/reset-password');
+}
+
+async function allSessions(service: TestService, accountId: number): Promise<number> {
+  const [row] = await service.deps.db.query<{ count: number }>('SELECT count(*)::int AS count FROM sessions WHERE account_id = $1', [accountId]);
+  return row.count;
+}
+
+async function signIns(service: TestService, accountId: number): Promise<number> {
+  const [row] = await service.deps.db.query<{ count: number }>(`SELECT count(*)::int AS count FROM audit_events WHERE account_id = $1 AND event = 'login.succeeded'`, [accountId]);
+  return row.count;
 }
 
 async function liveSessions(service: TestService, accountId: number): Promise<number> {
@@ -177,6 +189,38 @@ test('a reset that lands while a login checks the old password leaves that login
   assert.is(await liveSessions(service, account.user.id), 0, 'no session of the old password');
   assert.is((await login(service, account.email, NEW_PASSWORD)).status, 200);
 });
+
+// A second connection holds the account's row: the embedded database has one.
+if (process.env.DATABASE_URL) {
+  test('a login whose session is written while a reset holds the account waits for it, and then gets none', async ({ service }) => {
+    const account = await registerAndVerify(service, 'reset.holding.login@example.com');
+    const sessionsBefore = await allSessions(service, account.user.id);
+    const signInsBefore = await signIns(service, account.user.id);
+    // A reset's transaction, its new hash written and not committed yet.
+    const resetting = new pg.Client({ connectionString: service.env.DATABASE_URL });
+    await resetting.connect();
+    try {
+      await resetting.query('BEGIN');
+      await resetting.query(`UPDATE accounts SET password_hash = 'written by a reset' WHERE id = $1`, [account.user.id]);
+      const answer = login(service, account.email, PASSWORD);
+      await eventually(
+        "the login's session to wait for the account row",
+        async () => {
+          const rows = await resetting.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+          return rows.rowCount === 1;
+        },
+        10_000,
+      );
+      await resetting.query('COMMIT');
+      assertError(await answer, 401, 'INVALID_CREDENTIALS');
+    } finally {
+      await resetting.query('ROLLBACK').catch(() => undefined);
+      await resetting.end();
+    }
+    assert.is(await allSessions(service, account.user.id), sessionsBefore, 'no session of the old password');
+    assert.is(await signIns(service, account.user.id), signInsBefore, 'no sign-in in the activity log');
+  });
+}
 
 test('a reset token works once: the second use is 400 INVALID_TOKEN and changes nothing', async ({ service }) => {
   const account = await registerAndVerify(service, 'reset.once@example.com');

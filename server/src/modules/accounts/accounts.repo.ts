@@ -121,15 +121,14 @@ export async function lockAccountPassword(tx: Queryable, accountId: number): Pro
 }
 
 /**
- * Whether the account's password is still the one a sign-in checked, its row then locked
- * (FOR SHARE) until the caller's transaction ends: a reset or change that writes a new one
- * waits for it, and one that came first makes this false. So a session started on the old
- * password is either refused here or there for the reset to revoke.
+ * A row while the account's password is still the one a sign-in checked, none otherwise,
+ * the account's row then locked (FOR SHARE) until the statement that reads it commits: a
+ * reset or change that writes a new password waits for it, and one that came first leaves
+ * no row. A sign-in's session is written from this row (sessions.repo.ts), in the same
+ * statement, so a session started on the old password is either never written or there for
+ * the reset to revoke. `$account` and `$hash` are the statement's parameters.
  */
-export async function lockPasswordIfStill(tx: Queryable, accountId: number, passwordHash: string): Promise<boolean> {
-  const rows = await tx.query('SELECT 1 FROM accounts WHERE id = $1 AND password_hash = $2 FOR SHARE', [accountId, passwordHash]);
-  return rows.length > 0;
-}
+export const passwordStillSql = (account: number, hash: number) => `SELECT 1 FROM accounts WHERE id = $${account} AND password_hash = $${hash} FOR SHARE`;
 
 /** The password goes and the address counts as verified (an identity provider trusted for e-mail proved it). */
 export async function clearPasswordAndVerify(tx: Queryable, accountId: number, now: Date): Promise<void> {

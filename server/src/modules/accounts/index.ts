@@ -20,7 +20,7 @@ export {
   dropPreviousApiKeysUntil,
   lockAccount,
   lockAccountPassword,
-  lockPasswordIfStill,
+  passwordStillSql,
   lockAccounts,
   lockAccountRowByEmail,
   passwordHashOf,

@@ -7,6 +7,9 @@ import type { AuditEventRecord } from './activity.model.ts';
 // Every sign-in writes one: a name, so each connection prepares it once.
 const insertInto = (accountSql: string, first = 2) =>
   `INSERT INTO audit_events (account_id, event, at, ip, user_agent, data) VALUES (${accountSql}, $${first}, $${first + 1}, $${first + 2}, $${first + 3}, $${first + 4})`;
+// The same insert, one line per row of `written`, a CTE of the statement it ends (eventInsertById).
+const insertIfWritten = (accountSql: string, first: number) =>
+  `INSERT INTO audit_events (account_id, event, at, ip, user_agent, data) SELECT ${accountSql}, $${first}, $${first + 1}, $${first + 2}, $${first + 3}, $${first + 4} FROM written`;
 const INSERT_BY_ID = { name: 'audit_insert_by_id', text: insertInto('$1::int') };
 const INSERT_BY_EMAIL = { name: 'audit_insert_by_email', text: insertInto(accountIdByEmailSql(1)) };
 
@@ -25,10 +28,16 @@ export async function insertEvent(db: Queryable, who: { accountId: number | null
 /**
  * One event of an account by id, as the insert another module's statement ends with when it
  * writes its own row and its event in one (a new session's: sessions.repo.ts). One statement
- * commits both or neither, without a transaction's BEGIN and COMMIT round trips.
+ * commits both or neither, without a transaction's BEGIN and COMMIT round trips. With
+ * `ifWritten`, the line is written only if the statement's CTE named `written` (its own
+ * insert, RETURNING a row) has a row: when that insert wrote nothing, there is nothing to log.
  */
-export function eventInsertById(first: number, accountId: number, event: NewEvent): SqlPart {
-  return { sql: insertInto(`$${first}::int`, first + 1), values: [accountId, event.event, event.at, event.ip, event.user_agent, event.data] };
+export function eventInsertById(first: number, accountId: number, event: NewEvent, ifWritten = false): SqlPart {
+  const account = `$${first}::int`;
+  return {
+    sql: ifWritten ? insertIfWritten(account, first + 1) : insertInto(account, first + 1),
+    values: [accountId, event.event, event.at, event.ip, event.user_agent, event.data],
+  };
 }
 
 export type ActivityRow = Pick<AuditEventRecord, 'event' | 'at' | 'ip' | 'user_agent'>;

@@ -34,10 +34,19 @@ const eventOf = (clock: Clock, event: AuditEvent, request: RequestInfo, data: Re
 
 /**
  * The same line of the activity log as `recordEvent`'s, for a statement of another module
- * that writes its row and this line in one, its values from `$first` on.
+ * that writes its row and this line in one, its values from `$first` on; with `ifWritten`,
+ * only if that statement's CTE `written` wrote a row (eventInsertById).
  */
-export function eventInsert(first: number, clock: Clock, event: AuditEvent, accountId: number, request: RequestInfo, data?: Record<string, unknown>): SqlPart {
-  return eventInsertById(first, accountId, eventOf(clock, event, request, data));
+export function eventInsert(
+  first: number,
+  clock: Clock,
+  event: AuditEvent,
+  accountId: number,
+  request: RequestInfo,
+  data?: Record<string, unknown>,
+  ifWritten = false,
+): SqlPart {
+  return eventInsertById(first, accountId, eventOf(clock, event, request, data), ifWritten);
 }
 
 const ACTIVITY_LIMIT = 100;

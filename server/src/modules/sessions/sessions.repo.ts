@@ -1,5 +1,5 @@
 import type { Queryable, SqlPart } from '../../lib/db.ts';
-import { ACCOUNT_COLUMNS, type AccountRow } from '../accounts/index.ts';
+import { ACCOUNT_COLUMNS, passwordStillSql, type AccountRow } from '../accounts/index.ts';
 import type { SessionRecord } from './sessions.model.ts';
 
 // Every statement on sessions (sessions.model.ts). The statements on the request path keep a
@@ -33,22 +33,38 @@ type NewSession = Pick<SessionRecord, 'id' | 'account_id' | 'created_at' | 'expi
 /**
  * A new session, used at its creation, and its person's proof of who they are made then
  * (auth_time), written in one statement with its sign-in's line in the activity log (the
- * activity module's insert, given where its values start): both commit or neither, in one
- * round trip where a transaction took four (BEGIN, two inserts, COMMIT).
+ * activity module's insert, given where its values start and that it goes with the session):
+ * both commit or neither, in one round trip where a transaction took four (BEGIN, two
+ * inserts, COMMIT).
+ *
+ * With `checkedPassword`, the hash a password sign-in checked, both are written only while
+ * it is still the account's (the accounts module's passwordStillSql, its row locked in the
+ * same statement), and false says they were not: a reset or change landed first.
  */
-export async function insertSession(db: Queryable, session: NewSession, logLine: (first: number) => SqlPart): Promise<void> {
-  const logged = logLine(8); // $1 to $7 are the session's
-  await db.query(
-    {
-      name: 'auth_create_session_logged',
-      text: `WITH session AS (
-               INSERT INTO sessions (id, account_id, created_at, expires_at, last_used_at, ip, user_agent, via, auth_time)
-               VALUES ($1, $2, $3, $4, $3, $5, $6, $7, $3)
-             ) ${logged.sql}`,
-    },
-    [session.id, session.account_id, session.created_at, session.expires_at, session.ip, session.user_agent, session.via, ...logged.values],
+export async function insertSession(
+  db: Queryable,
+  session: NewSession,
+  logLine: (first: number, ifWritten: boolean) => SqlPart,
+  checkedPassword?: string,
+): Promise<boolean> {
+  // $1 to $7 are the session's, then the hash checked, then the line's; the line is written
+  // with the session (the CTE `written`).
+  const logged = logLine(checkedPassword === undefined ? 8 : 9, true);
+  const values = [session.id, session.account_id, session.created_at, session.expires_at, session.ip, session.user_agent, session.via];
+  const rows = await db.query(
+    checkedPassword === undefined
+      ? { name: 'auth_create_session_logged', text: `WITH written AS (${INSERT_SESSION} VALUES (${SESSION_VALUES}) RETURNING 1) ${logged.sql} RETURNING 1` }
+      : {
+          name: 'auth_create_password_session_logged',
+          text: `WITH still AS (${passwordStillSql(2, 8)}), written AS (${INSERT_SESSION} SELECT ${SESSION_VALUES} FROM still RETURNING 1) ${logged.sql} RETURNING 1`,
+        },
+    checkedPassword === undefined ? [...values, ...logged.values] : [...values, checkedPassword, ...logged.values],
   );
+  return rows.length > 0;
 }
+
+const INSERT_SESSION = 'INSERT INTO sessions (id, account_id, created_at, expires_at, last_used_at, ip, user_agent, via, auth_time)';
+const SESSION_VALUES = '$1, $2, $3, $4, $3, $5, $6, $7, $3';
 
 /** How a session not revoked began, and when its person last proved who they are. */
 export async function signInOfSession(db: Queryable, sessionId: string): Promise<Pick<SessionRecord, 'via' | 'auth_time'> | undefined> {

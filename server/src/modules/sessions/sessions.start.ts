@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Credentials, RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
-import { lockPasswordIfStill, toUser, type AccountRow, type User } from '../accounts/index.ts';
+import { toUser, type AccountRow, type User } from '../accounts/index.ts';
 import { eventInsert, userAgentOf } from '../activity/index.ts';
 import { apiKeyPlace } from '../keys/index.ts';
 import { issueDeviceToken, readDeviceToken, type Device } from './sessions.devices.ts';
@@ -42,17 +42,9 @@ export async function startSession(
   const { token, expiresAt } = await deps.jwt.sign({ accountId: account.id, sessionId });
   const byProvider = via !== 'password' && via !== 'passkey';
   const session = { id: sessionId, account_id: account.id, created_at: deps.clock.now(), expires_at: expiresAt, ip: request.ip || null, user_agent: userAgentOf(request), via };
-  const logLine = (first: number) => eventInsert(first, deps.clock, byProvider ? 'login.oauth' : 'login.succeeded', account.id, request, byProvider ? { provider: via } : undefined);
-  if (checkedPassword === undefined) {
-    await insertSession(deps.db, session, logLine);
-  } else {
-    const started = await deps.db.transaction(async (tx) => {
-      if (!(await lockPasswordIfStill(tx, account.id, checkedPassword))) return false;
-      await insertSession(tx, session, logLine);
-      return true;
-    });
-    if (!started) throw new AppError('INVALID_CREDENTIALS');
-  }
+  const logLine = (first: number, ifWritten: boolean) =>
+    eventInsert(first, deps.clock, byProvider ? 'login.oauth' : 'login.succeeded', account.id, request, byProvider ? { provider: via } : undefined, ifWritten);
+  if (!(await insertSession(deps.db, session, logLine, checkedPassword))) throw new AppError('INVALID_CREDENTIALS');
   const user = toUser(account, deps.secretBox.open(account.api_key_sealed, apiKeyPlace(account.id)));
   deps.metrics.countLogin('succeeded');
   return { token, user, deviceToken: device ? undefined : issueDeviceToken(deps.deviceKeys, account.id) };
