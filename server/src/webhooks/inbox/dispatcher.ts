@@ -162,14 +162,19 @@ export function streamOf(row: RowScope): string | undefined {
   return providerNamed(row.provider)?.inArrivalOrder ? `inbox-stream:${row.provider}:${row.scope}` : undefined;
 }
 
-/** The stream of each of these inbox rows that has one (streamOf), by row id. */
-export async function streamsOf(db: Queryable, inboxIds: string[]): Promise<Map<string, string>> {
+/** The stream of each of these rows that has one (streamOf), by row id. */
+function streamsOfRows(rows: RowScope[]): Map<string, string> {
   const streams = new Map<string, string>();
-  for (const row of await rowsAmong(db, inboxIds)) {
+  for (const row of rows) {
     const stream = streamOf(row);
     if (stream) streams.set(row.id, stream);
   }
   return streams;
+}
+
+/** The stream of each of these inbox rows that has one (streamOf), by row id. */
+export async function streamsOf(db: Queryable, inboxIds: string[]): Promise<Map<string, string>> {
+  return streamsOfRows(await rowsAmong(db, inboxIds));
 }
 
 /**
@@ -186,7 +191,7 @@ export async function applyWaiting(deps: Deps, policy: LanePolicy, stopped: () =
   while (!stopped()) {
     const rows = await waitingRows(deps.db, LOOK_BATCH);
     policy.fetched(rows.length === LOOK_BATCH);
-    const streams = new Map(rows.map((row) => [row.id, streamOf(row)]));
+    const streams = streamsOfRows(rows);
     await inLanes(
       inStreams(rows, policy.perTransaction, (row) => streams.get(row.id)),
       policy.lanes,
