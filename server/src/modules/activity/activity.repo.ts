@@ -5,11 +5,11 @@ import type { AuditEventRecord } from './activity.model.ts';
 // Every statement on audit_events (activity.model.ts).
 
 // Every sign-in writes one: a name, so each connection prepares it once.
-const insertInto = (accountSql: string, first = 2) =>
-  `INSERT INTO audit_events (account_id, event, at, ip, user_agent, data) VALUES (${accountSql}, $${first}, $${first + 1}, $${first + 2}, $${first + 3}, $${first + 4})`;
+const INSERT = 'INSERT INTO audit_events (account_id, event, at, ip, user_agent, data)';
+const lineValues = (accountSql: string, first: number) => `${accountSql}, $${first}, $${first + 1}, $${first + 2}, $${first + 3}, $${first + 4}`;
+const insertInto = (accountSql: string, first = 2) => `${INSERT} VALUES (${lineValues(accountSql, first)})`;
 // The same insert, one line per row of `written`, a CTE of the statement it ends (eventInsertById).
-const insertIfWritten = (accountSql: string, first: number) =>
-  `INSERT INTO audit_events (account_id, event, at, ip, user_agent, data) SELECT ${accountSql}, $${first}, $${first + 1}, $${first + 2}, $${first + 3}, $${first + 4} FROM written`;
+const insertIfWritten = (accountSql: string, first: number) => `${INSERT} SELECT ${lineValues(accountSql, first)} FROM written`;
 const INSERT_BY_ID = { name: 'audit_insert_by_id', text: insertInto('$1::int') };
 const INSERT_BY_EMAIL = { name: 'audit_insert_by_email', text: insertInto(accountIdByEmailSql(1)) };
 
