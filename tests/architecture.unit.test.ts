@@ -256,6 +256,7 @@ const OWNERS: Record<string, string[]> = {
   mfa_challenges: [MFA_REPO],
   mfa_step_ups: [MFA_REPO],
   identities: ['server/src/modules/identities/identities.repo.ts'],
+  identity_link_tickets: ['server/src/modules/identities/identities.repo.ts'],
   event_endpoints: ['server/src/modules/events/events.repo.ts'],
   events: ['server/src/modules/events/events.repo.ts'],
   event_deliveries: ['server/src/modules/events/events.repo.ts'],

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { decodeJwt } from 'jose';
 import { AUTH, assertError, bearer, loginFrom, registerAndVerify, setCookieValue } from './helpers/auth.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
+import { createVisitor } from './helpers/pages.ts';
 
 const PUBLIC_URL = 'https://gatehouse.example';
 const HSTS = 'max-age=31536000';
@@ -38,6 +39,25 @@ test('the session cookie adds Secure and keeps its name; the device cookie is __
   assert.equal(others, []);
   const logout = await request(service.url, 'POST', `${AUTH}/logout`, { headers: bearer(login.body.token) });
   assert.equal(logout.headers.getSetCookie(), ['svc_token=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure']);
+});
+
+test('over https every cookie but svc_token is __Host-: the pages\' visitor id too, and a form posts with it', async ({ service }) => {
+  const visitor = createVisitor(service);
+  const shown = await visitor.get('/login');
+  const cookies = shown.headers.getSetCookie();
+  assert.is(cookies.length, 1, cookies.join('\n'));
+  assert.match(cookies[0], /^__Host-svc_visitor=[\w-]{22}; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
+  const account = await registerAndVerify(service, 'host.visitor@example.com');
+  const signedIn = await visitor.post('/login', { email: account.email, password: account.password }, { origin: PUBLIC_URL });
+  assert.is(signedIn.status, 303, signedIn.text.slice(0, 300));
+  const set = signedIn.headers.getSetCookie();
+  assert.ok(set.some((line) => line.startsWith('svc_token=')), set.join('\n'));
+  for (const line of set) assert.ok(line.startsWith('svc_token=') || line.startsWith('__Host-'), line);
+  // A form without the __Host- visitor cookie is refused: the plain name is not read.
+  const id = visitor.cookies.get('__Host-svc_visitor')!;
+  visitor.cookies.delete('__Host-svc_visitor');
+  visitor.cookies.set('svc_visitor', id);
+  assert.is((await visitor.post('/logout', {}, { origin: PUBLIC_URL })).status, 403);
 });
 
 test('PUBLIC_URL is the JWT issuer and audience, and the base of mailed links', async ({ service }) => {

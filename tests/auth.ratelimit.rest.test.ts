@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, assertError, loginFrom, registerAndVerify, registerForToken, requestFrom, type Account } from './helpers/auth.ts';
 import type { HttpResult } from './helpers/service.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
+import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 
 type Context = { service: TestService; xavier: Account; yvonne: Account };
 const test = suite<Context>('REST rate limits (RATE_LIMITS=on), held in PostgreSQL');
@@ -73,6 +74,59 @@ test('behind TRUST_PROXY=1, the client is the last X-Forwarded-For entry; entrie
   } finally {
     await proxied.close();
   }
+});
+
+test('successes are given back: a dozen sign-ins from one IP, with a second factor too, are never refused; failures still count', async ({ service }) => {
+  const plain = await registerAndVerify(service, 'often.plain@example.com');
+  for (let round = 0; round < 12; round++) assert.is((await loginFrom(service, '127.0.30.1', plain.email, PASSWORD)).status, 200, `sign-in ${round + 1}`);
+
+  const twoStep = await registerAndVerify(service, 'often.totp@example.com');
+  const setup = await requestFrom('127.0.30.2', service.url, 'POST', `${AUTH}/mfa/totp/setup`, { json: { password: PASSWORD }, headers: { authorization: `Bearer ${twoStep.token}` } });
+  const enabled = await requestFrom('127.0.30.2', service.url, 'POST', `${AUTH}/mfa/totp/enable`, { json: { code: totpCodeAt(setup.body.secret, service.clock.now()) }, headers: { authorization: `Bearer ${twoStep.token}` } });
+  assert.is(enabled.status, 200, enabled.text);
+  for (let round = 0; round < 12; round++) {
+    service.clock.advance(30_000);
+    const first = await loginFrom(service, '127.0.30.2', twoStep.email, PASSWORD);
+    assertError(first, 403, 'MFA_REQUIRED');
+    const code = totpCodeAt(setup.body.secret, service.clock.now());
+    const second = await requestFrom('127.0.30.2', service.url, 'POST', `${AUTH}/login/mfa`, { json: { mfa_token: first.body.mfa_token, code } });
+    assert.is(second.status, 200, `sign-in ${round + 1}: ${second.text}`);
+  }
+  // A right password whose second step never came is no sign-in: it stays counted.
+  for (let round = 0; round < 10; round++) assertError(await loginFrom(service, '127.0.30.3', twoStep.email, PASSWORD), 403, 'MFA_REQUIRED');
+  assertError(await loginFrom(service, '127.0.30.3', twoStep.email, PASSWORD), 429, 'RATE_LIMITED');
+  // Wrong codes count as wrong passwords do.
+  const first = await loginFrom(service, '127.0.30.4', twoStep.email, PASSWORD);
+  for (let round = 0; round < 4; round++) {
+    assertError(await requestFrom('127.0.30.4', service.url, 'POST', `${AUTH}/login/mfa`, { json: { mfa_token: first.body.mfa_token, code: '000000' } }), 401, 'INVALID_CREDENTIALS');
+  }
+  const again = await loginFrom(service, '127.0.30.4', twoStep.email, PASSWORD);
+  for (let round = 0; round < 4; round++) {
+    assertError(await requestFrom('127.0.30.4', service.url, 'POST', `${AUTH}/login/mfa`, { json: { mfa_token: again.body.mfa_token, code: '000000' } }), 401, 'INVALID_CREDENTIALS');
+  }
+  assertError(await loginFrom(service, '127.0.30.4', twoStep.email, PASSWORD), 429, 'RATE_LIMITED');
+});
+
+test('step-up codes count per account and client: a stolen session cannot guess past the login limits', async ({ service }) => {
+  const account = await registerAndVerify(service, 'stepup.guess@example.com');
+  const auth = { authorization: `Bearer ${account.token}` };
+  const setup = await requestFrom('127.0.30.5', service.url, 'POST', `${AUTH}/mfa/totp/setup`, { json: { password: PASSWORD }, headers: auth });
+  await requestFrom('127.0.30.5', service.url, 'POST', `${AUTH}/mfa/totp/enable`, { json: { code: totpCodeAt(setup.body.secret, service.clock.now()) }, headers: auth });
+  service.clock.advance(6 * MINUTE);
+  const rotate = (code: string) => requestFrom('127.0.30.5', service.url, 'POST', `${AUTH}/api-key/rotate`, { json: { code }, headers: auth });
+  for (let round = 0; round < 10; round++) assertError(await rotate('000000'), 400, 'INVALID_CODE');
+  assertError(await rotate(totpCodeAt(setup.body.secret, service.clock.now())), 429, 'RATE_LIMITED');
+  service.clock.advance(15 * MINUTE);
+  assert.is((await rotate(totpCodeAt(setup.body.secret, service.clock.now()))).status, 200);
+});
+
+test('passkey sign-in options, public and a row each, are limited per IP like sign-ins', async ({ service }) => {
+  const options = () => requestFrom('127.0.30.6', service.url, 'POST', `${AUTH}/login/passkey/options`, { json: {} });
+  await repeat(100, options, 200);
+  assertLimited(await options(), 900);
+  const rows = await service.deps.db.query<{ count: string }>("SELECT count(*) AS count FROM mfa_challenges WHERE kind = 'passkey_login'");
+  assert.ok(Number(rows[0].count) <= 100, `${rows[0].count} challenges kept`);
+  assert.is((await requestFrom('127.0.30.7', service.url, 'POST', `${AUTH}/login/passkey/options`, { json: {} })).status, 200, 'another client is not held back');
 });
 
 test('login: 100 attempts per IP in 15 minutes, across addresses', async ({ service, xavier }) => {

@@ -197,6 +197,18 @@ test('production refuses to start without JWT_SECRET, DATA_KEY, PUBLIC_URL, DATA
   assert.is(config.env, 'production');
   assert.equal(config.warnings, []);
   assert.not.ok(existsSync(join(dir, 'dev-secrets.json')), 'no development secrets in production');
+  // An operator's account needs a second factor in production unless told otherwise.
+  assert.equal(config.mfaRequiredRoles, ['admin']);
+  assert.equal(loadConfig({ ...full, MFA_REQUIRED_ROLES: 'none' }).mfaRequiredRoles, []);
+  assert.equal(loadConfig({ ...full, MFA_REQUIRED_ROLES: 'user,admin' }).mfaRequiredRoles, ['user', 'admin']);
+});
+
+test('MFA_REQUIRED_ROLES: none by default outside production; a list of roles, or none; anything else is refused', (context) => {
+  const base = { DATA_DIR: tempDir(context), JWT_SECRET: SECRET, DATA_KEY: KEY_HEX };
+  assert.equal(loadConfig(base).mfaRequiredRoles, []);
+  assert.equal(loadConfig({ ...base, MFA_REQUIRED_ROLES: 'admin' }).mfaRequiredRoles, ['admin']);
+  assert.equal(loadConfig({ ...base, MFA_REQUIRED_ROLES: 'none' }).mfaRequiredRoles, []);
+  for (const bad of ['root', 'admin,none', 'none,admin', 'Admin']) assert.equal(refusal({ ...base, MFA_REQUIRED_ROLES: bad }).problems.map((p) => p.split(':')[0]), ['MFA_REQUIRED_ROLES'], bad);
 });
 
 test('outside production, missing secrets are generated into DATA_DIR and reused on the next load', (context) => {

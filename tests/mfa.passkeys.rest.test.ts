@@ -166,6 +166,7 @@ test('as the second step after a password: MFA_REQUIRED names passkey, the optio
   const first = await login(service, account.email);
   assertError(first, 403, 'MFA_REQUIRED');
   assert.equal(first.body.methods, ['passkey', 'recovery_code']);
+  assert.is(first.body.message, 'The password is right; now give a passkey or a recovery code.');
   const options = await signInOptions(service, { mfa_token: first.body.mfa_token });
   assert.equal(options.allowCredentials.map((entry: { id: string }) => entry.id), [...account.authenticator.credentials.keys()]);
   // Another account's passkey cannot finish this account's sign-in.
@@ -195,6 +196,23 @@ test('as a step-up proof; removing needs the password and step-up; the last one 
   assert.equal(await mfaStatus(service, session), { success: true, totp: false, passkeys: [], recovery_codes_left: 0 });
   assert.is((await login(service, account.email)).status, 200, 'the password alone signs in again');
   assertError(await post(service, 'login/passkey', {}, { response: account.authenticator.authenticate(await signInOptions(service)) }), 401, 'INVALID_CREDENTIALS');
+});
+
+test('by API key, a passkey-only account cannot add a passkey or remove its own without a passkey proof, every time', async ({ service }) => {
+  const account = await accountWithPasskey(service, 'passkey.apikey@example.com');
+  // The review's path: a new passkey through the key, then a sign-in with it alone.
+  const options = await post(service, 'mfa/passkeys/options', bearer(account.apiKey), { password: PASSWORD });
+  assertError(options, 403, 'STEP_UP_REQUIRED');
+  assert.equal(options.body.methods, ['passkey', 'recovery_code']);
+  const removal = await post(service, `mfa/passkeys/${account.passkeyId}/remove`, bearer(account.apiKey), { password: PASSWORD });
+  assertError(removal, 403, 'STEP_UP_REQUIRED');
+  assert.is((await mfaStatus(service, account.token)).passkeys.length, 1);
+  // With the owner's passkey answer, once; the next call by key asks again.
+  const proven = await post(service, 'mfa/passkeys/options', bearer(account.apiKey), { password: PASSWORD, response: account.authenticator.authenticate(await signInOptions(service)) });
+  assert.is(proven.status, 200, proven.text);
+  assertError(await post(service, 'mfa/passkeys/options', bearer(account.apiKey), { password: PASSWORD }), 403, 'STEP_UP_REQUIRED');
+  const removed = await post(service, `mfa/passkeys/${account.passkeyId}/remove`, bearer(account.apiKey), { password: PASSWORD, response: account.authenticator.authenticate(await signInOptions(service)) });
+  assert.is(removed.status, 200, removed.text);
 });
 
 test('over tRPC: auth.passkeyOptions, auth.addPasskey, auth.passkeyLoginOptions, auth.loginPasskey', async ({ service }) => {

@@ -121,6 +121,8 @@ test('sign-in: the password gives 403 MFA_REQUIRED with an mfa_token and methods
   const first = await login(service, account.email, account.password);
   assertError(first, 403, 'MFA_REQUIRED');
   assert.equal(first.body.methods, ['totp', 'recovery_code']);
+  // It names the ways this account has, and no passkey it does not have.
+  assert.is(first.body.message, 'The password is right; now give the code from your authenticator app or a recovery code.');
   assert.match(first.body.mfa_token, /^[\w-]{43}$/);
   assert.equal(first.headers.getSetCookie(), [], 'no session or device cookie before the second step');
   assertError(await login(service, account.email, 'a wrong password'), 401, 'INVALID_CREDENTIALS');
@@ -273,9 +275,72 @@ test('step-up: a session changing password, e-mail, key or deleting needs a proo
   assert.is((await post(service, 'sessions/revoke-all', bearer(session), {})).status, 200);
 });
 
-test('the API key is a machine credential: no step-up, the password rules still apply', async (context) => {
+test("step-up belongs to the session that proved it: another session of the account, inside that window, still needs its own proof", async (context) => {
+  const { service } = context;
+  const account = await accountWithTotp(context, 'totp.two-sessions@example.com');
+  const signIn = async () => (await post(service, 'login/mfa', {}, { mfa_token: await firstStep(context, account), code: codeNow(service, account.secret) })).body.token as string;
+  const a = await signIn();
+  nextStep(service);
+  const b = await signIn();
+  nextStep(service);
+  assert.is((await post(service, 'api-key/rotate', bearer(a), { code: codeNow(service, account.secret) })).status, 200, 'A proves');
+  // Seconds later, A's five minutes still running: B has proved nothing.
+  for (const [path, body] of [['api-key/rotate', {}], ['email/change', { new_email: 'totp.two-sessions.new@example.com', password: PASSWORD }], ['password/change', { current_password: PASSWORD, new_password: 'a new and long password' }]] as const) {
+    assertError(await post(service, path, bearer(b), body), 403, 'STEP_UP_REQUIRED');
+  }
+  assert.is((await post(service, 'api-key/rotate', bearer(a), {})).status, 200, 'A is stepped up');
+});
+
+test('a password change ends the step-up: the session that changed it proves the factor again for its next change', async (context) => {
+  const { service } = context;
+  const account = await accountWithTotp(context, 'totp.stepup-ends@example.com');
+  const session = (await post(service, 'login/mfa', {}, { mfa_token: await firstStep(context, account), code: codeNow(service, account.secret) })).body.token;
+  nextStep(service);
+  const changed = await post(service, 'password/change', bearer(session), { current_password: PASSWORD, new_password: 'a new and long password', code: codeNow(service, account.secret) });
+  assert.is(changed.status, 200, changed.text);
+  assertError(await post(service, 'api-key/rotate', bearer(session), {}), 403, 'STEP_UP_REQUIRED');
+  nextStep(service);
+  assert.is((await post(service, 'api-key/rotate', bearer(session), { code: codeNow(service, account.secret) })).status, 200);
+});
+
+test('the API key is no way around the second factor: with one on, every change on the list needs the proof by key too, every time', async (context) => {
   const { service } = context;
   const account = await accountWithTotp(context, 'totp.apikey@example.com');
+  const session = (await post(service, 'login/mfa', {}, { mfa_token: await firstStep(context, account), code: codeNow(service, account.secret) })).body.token;
+  nextStep(service);
+  // The review's path: refused by the session, the key read from /me tried instead.
+  assertError(await post(service, 'api-key/rotate', bearer(session), {}), 403, 'STEP_UP_REQUIRED');
+  const key = (await request(service.url, 'GET', `${AUTH}/me`, { headers: bearer(session) })).body.user.api_key;
+  const attempts: Array<[string, Record<string, unknown>]> = [
+    ['api-key/rotate', {}],
+    ['email/change', { new_email: 'totp.apikey.new@example.com', password: PASSWORD }],
+    ['password/change', { current_password: PASSWORD, new_password: 'a new and long password' }],
+    ['mfa/passkeys/options', { password: PASSWORD }],
+    ['mfa/totp/setup', { password: PASSWORD }],
+    ['account/delete', { password: PASSWORD }],
+  ];
+  for (const [path, body] of attempts) {
+    const refused = await post(service, path, bearer(key), body);
+    if (path === 'mfa/totp/setup') assertError(refused, 409, 'CONFLICT');
+    else assertError(refused, 403, 'STEP_UP_REQUIRED');
+    if (path !== 'mfa/totp/setup') assert.equal(refused.body.methods, ['totp', 'recovery_code'], path);
+  }
+  assertError(await post(service, 'api-key/rotate', bearer(key), { code: '000000' }), 400, 'INVALID_CODE');
+  assert.is((await request(service.url, 'GET', `${AUTH}/me`, { headers: bearer(key) })).body.user.api_key, key, 'nothing rotated, no e-mail change asked');
+  assert.is(service.smtp.mailsTo('totp.apikey.new@example.com').length, 0);
+  const rotated = await post(service, 'api-key/rotate', bearer(key), { code: codeNow(service, account.secret) });
+  assert.is(rotated.status, 200, rotated.text);
+  // A key has no session to step up: the very next change asks again.
+  assertError(await post(service, 'password/change', bearer(rotated.body.api_key), { current_password: PASSWORD, new_password: 'a new and long password' }), 403, 'STEP_UP_REQUIRED');
+  assertError(await post(service, 'password/change', bearer(rotated.body.api_key), { current_password: 'wrong one', new_password: 'a new and long password' }), 401, 'INVALID_CREDENTIALS');
+  nextStep(service);
+  const changed = await post(service, 'password/change', bearer(rotated.body.api_key), { current_password: PASSWORD, new_password: 'a new and long password', code: codeNow(service, account.secret) });
+  assert.is(changed.status, 200, changed.text);
+});
+
+test('without a second factor the API key changes nothing: key rotation by key needs no proof', async (context) => {
+  const { service } = context;
+  const account = await registerAndVerify(service, 'nofactor.apikey@example.com');
   const rotated = await post(service, 'api-key/rotate', bearer(account.apiKey), {});
   assert.is(rotated.status, 200, rotated.text);
   assertError(await post(service, 'password/change', bearer(rotated.body.api_key), { current_password: 'wrong one', new_password: 'a new and long password' }), 401, 'INVALID_CREDENTIALS');

@@ -222,4 +222,31 @@ test('a callback refused for an existing account\'s address counts as a failed l
   assert.is((await me(service, bearer(trusted.cookie(service.url, 'svc_token')!))).body.user.id, account.user.id);
 });
 
+test('one client cannot run an address to its account-wide cap through a provider that asserts it: callbacks count per address and client', async ({ env: { service, op } }) => {
+  const account = await registerAndVerify(service, 'asserted@example.com');
+  const failures = async () => Number((await service.deps.db.query<{ hits: number }>('SELECT hits FROM rate_limits WHERE key = $1', [`login-failed:${account.email}`]))[0]?.hits ?? 0);
+  // acme is not trusted for e-mail: each callback naming the address is refused, and counts.
+  op.people.set('sub-asserting', { email: account.email, email_verified: true });
+  for (let round = 0; round < 10; round++) {
+    const browser = createBrowser();
+    assertRefused(service, browser, await signInWith(service, browser, 'acme', 'sub-asserting'), 'CONFLICT.acme');
+  }
+  assert.is(await failures(), 10);
+  for (let round = 0; round < 5; round++) {
+    const browser = createBrowser();
+    assertRefused(service, browser, await signInWith(service, browser, 'acme', 'sub-asserting'), 'RATE_LIMITED.acme');
+  }
+  assert.is(await failures(), 10, 'held back before the account-wide count');
+  assert.is((await loginFrom(service, '127.0.8.1', account.email, PASSWORD)).status, 200, 'the owner signs in from elsewhere');
+});
+
+test('sign-ins through a provider that end in a session are given back: a dozen from one client are never refused', async ({ env: { service, op } }) => {
+  op.people.set('sub-frequent', { email: 'frequent.provider@example.com', email_verified: true });
+  for (let round = 0; round < 12; round++) {
+    const browser = createBrowser();
+    const answer = await signInWith(service, browser, 'corp', 'sub-frequent');
+    assert.is(answer.location, `${service.url}/account`, `sign-in ${round + 1}`);
+  }
+});
+
 test.run();

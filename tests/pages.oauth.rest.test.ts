@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PASSWORD, nextMail, registerAndVerify } from './helpers/auth.ts';
-import { createBrowser, OAUTH, signInWith, startServiceWithProviders, type WithProviders } from './helpers/identity-providers.ts';
+import { createBrowser, OAUTH, signInFrom, signInWith, startServiceWithProviders, type WithProviders } from './helpers/identity-providers.ts';
 import { createVisitor, signedInVisitor } from './helpers/pages.ts';
 
 // The pages of sign-in with an identity provider (docs/API.md, Identity providers; Pages):
@@ -40,7 +40,10 @@ test('/account of an account made through a provider: its connection, the others
   assert.is(page.status, 200);
   assert.match(page.text, 'Connected accounts');
   assert.match(page.text, 'Disconnect Acme SSO');
-  assert.match(page.text, `href="${service.url}${OAUTH}/corp/start?intent=link&amp;next=%2Faccount"`);
+  // Connecting is a form (a POST with the CSRF token), never a link a page elsewhere could send a browser to.
+  assert.match(page.text, 'action="/account/identities/corp/connect"');
+  assert.match(page.text, 'Connect Corp');
+  assert.not.match(page.text, 'intent=link');
   assert.match(page.text, 'Set a password');
   const seen = service.smtp.mailsTo('page.person@example.com').length;
   const asked = await visitor.post('/account/password/set', {});
@@ -73,13 +76,25 @@ test('/account without a password asks for none: a fresh provider sign-in stands
   assert.match(late.text, 'Sign in again with your identity provider first');
 });
 
-test('/account of an account with a password: disconnect needs it', async ({ env: { service, op } }) => {
+test('/account of an account with a password: connect and disconnect need it', async ({ env: { service, op } }) => {
   const account = await registerAndVerify(service, 'page.linked@example.com');
   op.people.set('sub-page-linked', { email: 'idp@example.com', email_verified: true });
-  const browser = createBrowser();
-  browser.setCookie(service.url, 'svc_token', account.token);
-  await signInWith(service, browser, 'acme', 'sub-page-linked', '?intent=link');
   const visitor = await signedInVisitor(service, account.email, PASSWORD);
+  const before = await visitor.get('/account');
+  assert.match(before.text, 'action="/account/identities/acme/connect"');
+  const noPassword = await visitor.post('/account/identities/acme/connect', {});
+  assert.is(noPassword.status, 400);
+  assert.match(noPassword.text, 'Password');
+  const wrongPassword = await visitor.post('/account/identities/acme/connect', { password: 'not it at all' });
+  assert.is(wrongPassword.status, 401);
+  assert.match(wrongPassword.text, 'The password is wrong. Nothing was changed.');
+  const connect = await visitor.post('/account/identities/acme/connect', { password: PASSWORD });
+  assert.is(connect.status, 303, connect.text.slice(0, 300));
+  assert.match(connect.location!, `${service.url}${OAUTH}/acme/start?intent=link&ticket=`);
+  // The browser holding the form's session goes on to the provider and back: connected.
+  const browser = createBrowser();
+  browser.setCookie(service.url, 'svc_token', visitor.cookies.get('svc_token')!);
+  assert.is((await signInFrom(service, browser, 'acme', 'sub-page-linked', connect.location!)).location, `${service.url}/account`);
   const page = await visitor.get('/account');
   assert.match(page.text, 'Disconnect Acme SSO');
   assert.not.match(page.text, 'Set a password');

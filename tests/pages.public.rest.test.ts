@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, bearer, me, nextMail, registerAndVerify, registerForToken } from './helpers/auth.ts';
-import { assertPageHeaders, createVisitor, inputValue, signedInVisitor } from './helpers/pages.ts';
+import { assertPageHeaders, createVisitor, inputValue, PAGE_CSP, signedInVisitor } from './helpers/pages.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 
@@ -215,6 +215,26 @@ test('logout: revokes the session, clears the cookie, 303 to /login; the old coo
   // Signed out already (another tab): still 303 to /login, nothing to revoke.
   await visitor.get('/login');
   assert.is((await visitor.post('/logout', {})).location, '/login');
+});
+
+test('GET / is a page, not an API error: 303 to /account with a valid cookie, else to /login', async ({ service }) => {
+  const stranger = await createVisitor(service).get('/', { accept: 'text/html' });
+  assert.is(stranger.status, 303);
+  assert.is(stranger.location, '/login');
+  assert.is(stranger.headers.get('content-security-policy'), PAGE_CSP);
+  assert.is(stranger.headers.get('cache-control'), 'no-store');
+  assert.not.match(stranger.headers.get('content-type') ?? '', 'json');
+  const account = await registerAndVerify(service, 'page.root@example.com');
+  const visitor = await signedInVisitor(service, account.email, account.password);
+  const home = await visitor.get('/');
+  assert.is(home.status, 303);
+  assert.is(home.location, '/account');
+  // A cookie that no longer signs in (revoked, or garbage) is a visitor like any other.
+  await visitor.post('/logout', {});
+  const stale = createVisitor(service);
+  stale.cookies.set('svc_token', account.token.slice(0, -2) + 'xx');
+  assert.is((await stale.get('/')).location, '/login');
+  assert.is((await request(service.url, 'GET', '/?next=//evil.example')).headers.get('location'), '/login');
 });
 
 test('forgot password: the same page for a known and an unknown address; the known one gets a link that resets through the page', async ({ service, secrets }) => {

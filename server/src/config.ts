@@ -60,6 +60,17 @@ const wholeNumber = (min: number, max: number) => {
   return z.coerce.number({ error: message }).int({ error: message }).min(min, { error: message }).max(max, { error: message });
 };
 
+/**
+ * MFA_REQUIRED_ROLES: unset, an operator's account needs a second factor in production (the
+ * console and the operator API are the most valuable way in) and no role does elsewhere;
+ * `none` turns it off anywhere.
+ */
+function mfaRequiredRoles(value: string, env: string): Array<'user' | 'admin'> {
+  if (value.trim() === 'none') return [];
+  if (value.trim() === '') return env === 'production' ? ['admin'] : [];
+  return splitList(value) as Array<'user' | 'admin'>;
+}
+
 const splitList = (text: string) =>
   text
     .split(',')
@@ -111,7 +122,7 @@ export const envSchema = z.object({
   MFA_REQUIRED_ROLES: z
     .string()
     .default('')
-    .refine((value) => splitList(value).every((role) => role === 'user' || role === 'admin'), 'must be a comma-separated list of roles: user, admin'),
+    .refine((value) => value.trim() === 'none' || splitList(value).every((role) => role === 'user' || role === 'admin'), 'must be a comma-separated list of roles (user, admin), or none'),
   BREACHED_PASSWORD_CHECK: z.enum(['off', 'hibp']).default('off'),
   HIBP_API_URL: urlText(['http:', 'https:']).default('https://api.pwnedpasswords.com'),
   AUTH_CACHE: z.enum(['on', 'off']).default('on'),
@@ -236,7 +247,7 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
     telegramApiUrl: e.TELEGRAM_API_URL.replace(/\/+$/, ''),
     rateLimits: e.RATE_LIMITS === 'on',
     /** Accounts of these roles must have a second factor before they may do more than set one up. */
-    mfaRequiredRoles: splitList(e.MFA_REQUIRED_ROLES) as Array<'user' | 'admin'>,
+    mfaRequiredRoles: mfaRequiredRoles(e.MFA_REQUIRED_ROLES, e.NODE_ENV),
     /** `hibp`: a new password is also looked up in the breach range API at hibpApiUrl. */
     breachedPasswordCheck: e.BREACHED_PASSWORD_CHECK,
     hibpApiUrl: e.HIBP_API_URL.replace(/\/+$/, ''),

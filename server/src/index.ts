@@ -18,7 +18,7 @@ export type { ProcedureMeta } from './trpc/procedures.ts';
 export { createContext, createContextInner, credentialsFromHeaders, SESSION_COOKIE, type BrowserWrite, type Context, type RequestInfo } from './trpc/context.ts';
 
 // Credentials in HTTP headers: the Bearer token, cookies read and set.
-export { bearerToken, clearedCookieHeader, cookieHeader, readCookie } from './lib/http-credentials.ts';
+export { bearerToken, clearedCookieHeader, cookieHeader, hostCookieName, readCookie } from './lib/http-credentials.ts';
 
 // Errors: the closed list of codes, and the one answer any failure becomes.
 export { AppError, ERROR_CODES, ERRORS, errorBody, tooLargeMessage, type ErrorCode } from './errors/errors.ts';
@@ -55,8 +55,9 @@ export type { Actor } from './admin/admin.service.ts';
 export { auditLineSchema, type AuditLine } from './modules/activity/index.ts';
 export { countPendingSecrets } from './secrets/reencrypt.ts';
 
-// Small shared pieces: logging, constant-time comparison, text checks, the password hasher's shape.
+// Small shared pieces: logging, constant-time comparison, text checks, where a browser may be sent back to, the password hasher's shape.
 export { createLogger, type Logger } from './lib/logger.ts';
 export { safeEqual } from './lib/crypto.ts';
 export { escapeHtml, hasControlCharacter, utf8Text } from './lib/text.ts';
+export { safeNextPath } from './lib/next-path.ts';
 export type { PasswordHasher } from './lib/passwords.ts';

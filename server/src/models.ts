@@ -6,7 +6,7 @@ import { auditEventsTable } from './modules/activity/index.ts';
 import { billingSubscriptionsTable } from './modules/billing/index.ts';
 import { channelMessagesTable, channelsTable } from './modules/channels/index.ts';
 import { EVENT_TABLES } from './modules/events/index.ts';
-import { identitiesTable } from './modules/identities/index.ts';
+import { identitiesTable, linkTicketsTable } from './modules/identities/index.ts';
 import { MFA_TABLES } from './modules/mfa/index.ts';
 import { operatorChatsTable, operatorChatUpdatesTable, operatorLinkCodesTable } from './modules/notifications/index.ts';
 import { sessionsTable } from './modules/sessions/index.ts';
@@ -35,6 +35,7 @@ export const MODELS: readonly TableModel[] = [
   operatorChatUpdatesTable,
   ...MFA_TABLES,
   identitiesTable,
+  linkTicketsTable,
   ...EVENT_TABLES,
   webhookInboxTable,
   dataKeyCheckTable,

@@ -2,7 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
-import { freePort, startTestService, type TestService } from './service.ts';
+import { PASSWORD } from './auth.ts';
+import { freePort, request, startTestService, type TestService } from './service.ts';
 
 // Identity providers for the tests of sign-in with a provider (docs/API.md, Identity
 // providers): panva's oidc-provider, a real OpenID Provider, in this process; and a small
@@ -202,11 +203,31 @@ export async function startServiceWithProviders(env: Record<string, string> = {}
 }
 
 /** A whole sign-in in `browser`: the start (with `query`), the provider's pages as `sub`, and the callback's answer. */
-export async function signInWith(service: TestService, browser: Browser, name: string, sub: string, query = ''): Promise<Answer> {
-  const started = await browser.get(`${service.url}${OAUTH}/${name}/start${query}`);
+export function signInWith(service: TestService, browser: Browser, name: string, sub: string, query = ''): Promise<Answer> {
+  return signInFrom(service, browser, name, sub, `${service.url}${OAUTH}/${name}/start${query}`);
+}
+
+/** The same from a start URL the service handed out (a link's `start_url`). */
+export async function signInFrom(service: TestService, browser: Browser, name: string, sub: string, startUrl: string): Promise<Answer> {
+  const started = await browser.get(startUrl);
   if (started.status !== 302 || !started.location) throw new Error(`the start answered ${started.status}: ${started.text.slice(0, 300)}`);
   const callback = await throughProvider(browser, started.location, sub, `${service.url}${OAUTH}/${name}/callback`);
   return browser.get(callback);
+}
+
+/** POST /identities/{name}/link for the session of `token`, with `fields`: its answer (`start_url` on success). */
+export const askToLink = (service: TestService, token: string, name: string, fields: Record<string, unknown> = { password: PASSWORD }) =>
+  request(service.url, 'POST', `/api/v1/auth/identities/${name}/link`, { headers: { authorization: `Bearer ${token}` }, json: fields });
+
+/**
+ * Connects the provider's person `sub` to the account of the session `token`, as its owner
+ * does: the link call (the password by default), then its start URL in `browser`, which
+ * holds that session's cookie. The callback's answer.
+ */
+export async function linkWith(service: TestService, browser: Browser, token: string, name: string, sub: string, fields?: Record<string, unknown>): Promise<Answer> {
+  const asked = await askToLink(service, token, name, fields);
+  if (asked.status !== 200) throw new Error(`the link call answered ${asked.status}: ${asked.text.slice(0, 300)}`);
+  return signInFrom(service, browser, name, sub, asked.body.start_url);
 }
 
 /** The reason a refused callback told /login, from its cookie. */

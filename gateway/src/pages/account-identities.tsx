@@ -7,9 +7,9 @@ type Props = { csrf: string; identities: AccountData['identities']; providers: A
 
 /**
  * "Connected accounts": the identity providers that sign in to this account, each with a
- * form to disconnect it (the password when the account has one, and the step-up), links to
- * connect the others, and for an account without a password, a way to set one (a reset
- * link by mail). Nothing when no provider is configured and none is connected.
+ * form to disconnect it, a form to connect each of the others (both ask for the password
+ * when the account has one, and the step-up: connecting is a new way in, started only by a
+ * POST), and for an account without a password, a way to set one (a reset link by mail). Nothing when no provider is configured and none is connected.
  */
 export function IdentitiesCard({ csrf, identities, providers, state, stepUp }: Props) {
   if (!identities || (!providers.length && !identities.identities.length)) return null;
@@ -36,11 +36,17 @@ export function IdentitiesCard({ csrf, identities, providers, state, stepUp }: P
         </Form>
       ))}
       {unlinked.map((provider) => (
-        <p>
-          <a class="button button-secondary" href={`${provider.start_url}?intent=link&next=%2Faccount`}>
-            Connect {provider.label}
-          </a>
-        </p>
+        <Form action={`/account/identities/${provider.name}/connect`} csrf={csrf}>
+          <h3>Connect {provider.label}</h3>
+          {identities.has_password && (
+            <Field name="password" label="Password" type="password" form={state?.target === provider.name ? state.form : undefined} idPrefix={`connect-${provider.name}`} autoComplete="current-password" />
+          )}
+          <StepUpField stepUp={stepUp} form={state?.target === provider.name ? state.form : undefined} idPrefix={`connect-${provider.name}`} />
+          <Actions>
+            <Button variant="secondary">Connect {provider.label}</Button>
+            <StepUpPasskey stepUp={stepUp} />
+          </Actions>
+        </Form>
       ))}
       {!identities.has_password && (
         <Form action="/account/password/set" csrf={csrf}>

@@ -69,7 +69,7 @@ export const ERRORS = {
   MFA_REQUIRED: {
     status: 403,
     trpc: 'FORBIDDEN',
-    message: 'The password is right; now give the code from your authenticator, a recovery code or a passkey.',
+    message: 'The password is right; now give your second factor.',
     meaning: 'Login: the password is right and the account has a second factor. The body carries `mfa_token` (single use, 5 minutes) and `methods`; finish with `POST /login/mfa`. No cookie is set.',
   },
   STEP_UP_REQUIRED: {

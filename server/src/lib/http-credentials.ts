@@ -23,6 +23,15 @@ export function readCookie(header: string | undefined, name: string): string | u
 }
 
 /**
+ * The name a cookie is set and read under: over https every cookie but `svc_token` carries
+ * the `__Host-` prefix, which a browser keeps only with Secure and Path=/ and without
+ * Domain, so a subdomain cannot plant or widen it.
+ */
+export function hostCookieName(config: { publicUrl: string }, name: string): string {
+  return config.publicUrl.startsWith('https:') ? `__Host-${name}` : name;
+}
+
+/**
  * A `Set-Cookie` value with the attributes every Gatehouse cookie has: the whole site,
  * out of scripts' reach, withheld from other sites' subrequests and POSTs, and `Secure` when
  * the service is reached over https. Without `maxAgeSeconds` it lasts as long as the browser.

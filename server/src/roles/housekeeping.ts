@@ -3,6 +3,7 @@ import { inBatches } from '../lib/batches.ts';
 import { purgeEndedWindows } from '../lib/rate-limiter.ts';
 import { purgeAuditEvents } from '../modules/activity/index.ts';
 import { purgeDeliveredEvents } from '../modules/events/index.ts';
+import { purgeExpiredLinkTickets } from '../modules/identities/index.ts';
 import { dropExpiredPreviousKeys } from '../modules/keys/index.ts';
 import { purgeExpiredMfaState } from '../modules/mfa/index.ts';
 import { deleteDeliveries } from '../webhooks/inbox/repo.ts';
@@ -11,7 +12,7 @@ const DAY_MS = 24 * 3600 * 1000;
 
 const INBOX_PURGE_BATCH = 1000;
 
-export type HousekeepingReport = { rateLimits: number; auditEvents: number; previousKeys: number; deliveries: number; events: number; mfaChallenges: number };
+export type HousekeepingReport = { rateLimits: number; auditEvents: number; previousKeys: number; deliveries: number; events: number; mfaChallenges: number; linkTickets: number };
 
 /**
  * What the worker tidies every minute, on the service clock: rate-limit windows that ended,
@@ -19,7 +20,8 @@ export type HousekeepingReport = { rateLimits: number; auditEvents: number; prev
  * INBOX_RETENTION_DAYS (dead ones stay for a person: `npm run admin -- inbox purge`), events
  * out delivered as long ago (with the events no delivery needs any more), and
  * previous API keys whose grace window ended (they stopped working then; this drops their
- * lookup hash), and second-factor challenges and step-ups that ran out. Deletes go a
+ * lookup hash), second-factor challenges and step-ups that ran out, and tickets to connect
+ * an identity provider that nobody used. Deletes go a
  * thousand rows per statement.
  */
 export async function runHousekeeping(deps: Deps): Promise<HousekeepingReport> {
@@ -32,5 +34,6 @@ export async function runHousekeeping(deps: Deps): Promise<HousekeepingReport> {
   const deliveries = await inBatches(purgeStep, INBOX_PURGE_BATCH);
   const events = await purgeDeliveredEvents(deps.db, inboxBefore);
   const mfaChallenges = await purgeExpiredMfaState(deps.db, deps.clock);
-  return { rateLimits, auditEvents, previousKeys, deliveries, events, mfaChallenges };
+  const linkTickets = await purgeExpiredLinkTickets(deps.db, deps.clock);
+  return { rateLimits, auditEvents, previousKeys, deliveries, events, mfaChallenges, linkTickets };
 }

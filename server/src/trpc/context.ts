@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.ts';
-import { bearerToken, readCookie } from '../lib/http-credentials.ts';
+import { bearerToken, hostCookieName, readCookie } from '../lib/http-credentials.ts';
 
 /** What a procedure may ask the transport to add to its answer (cookies, a 201). */
 export type ResponseControl = { status?: number; headers: Array<[string, string]> };
@@ -52,7 +52,7 @@ export const DEVICE_COOKIE = 'svc_device';
 export const HOST_DEVICE_COOKIE = `__Host-${DEVICE_COOKIE}`;
 
 /** The name the device cookie is set under: `__Host-` where the service is reached over https. */
-export const deviceCookieName = (publicUrl: string) => (publicUrl.startsWith('https:') ? HOST_DEVICE_COOKIE : DEVICE_COOKIE);
+export const deviceCookieName = (publicUrl: string) => hostCookieName({ publicUrl }, DEVICE_COOKIE);
 
 export function credentialsFromHeaders(headers: { authorization?: string; cookie?: string }): Credentials {
   // Both names, whatever PUBLIC_URL says: a `__Host-` one only ever arrives over https, and

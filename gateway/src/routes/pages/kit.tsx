@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import { TRPCError } from '@trpc/server';
 import type { Context as KoaContext, Next } from 'koa';
 import type { VNode } from 'preact';
-import { AppError, clearedCookieHeader, cookieHeader, createCaller, createContextInner, credentialsFromHeaders, readCookie, SESSION_COOKIE, toErrorResponse, type BrowserWrite, type Context, type Deps, type Logger } from '../../../../server/src/index.ts';
+import { AppError, clearedCookieHeader, cookieHeader, createCaller, createContextInner, credentialsFromHeaders, hostCookieName, readCookie, SESSION_COOKIE, toErrorResponse, type BrowserWrite, type Context, type Deps, type Logger } from '../../../../server/src/index.ts';
 import { CSRF_FIELD, csrfToken, csrfTokenMatches, isVisitorId, newVisitorId, VISITOR_COOKIE } from '../../pages/csrf.ts';
 import { ProblemPage, type Problem } from '../../pages/problem-view.tsx';
 import { problemFor, refusedFormProblem } from '../../pages/problems.ts';
@@ -44,6 +44,7 @@ export type FormHandler = (ctx: KoaContext, form: FormFields) => Promise<void> |
 
 export function createPageKit(deps: Deps) {
   const state = (ctx: KoaContext) => ctx.state as PageState;
+  const visitorCookie = hostCookieName(deps.config, VISITOR_COOKIE);
 
   /**
    * This request's procedure context: the cookies as credentials (pages use the session
@@ -70,9 +71,9 @@ export function createPageKit(deps: Deps) {
   function csrf(ctx: KoaContext): string {
     const page = state(ctx);
     if (!page.visitorId) {
-      const presented = readCookie(ctx.get('cookie'), VISITOR_COOKIE);
+      const presented = readCookie(ctx.get('cookie'), visitorCookie);
       page.visitorId = isVisitorId(presented) ? presented : newVisitorId();
-      if (page.visitorId !== presented) ctx.append('Set-Cookie', cookieHeader(deps.config, VISITOR_COOKIE, page.visitorId));
+      if (page.visitorId !== presented) ctx.append('Set-Cookie', cookieHeader(deps.config, visitorCookie, page.visitorId));
     }
     return csrfToken(deps.formKey, page.visitorId, sessionCookie(ctx));
   }
@@ -142,7 +143,7 @@ export function createPageKit(deps: Deps) {
     const info = requestInfoOf(ctx);
     if (info.browserWrite?.crossSite) return sendProblem(ctx, 403, refusedFormProblem(formPageOf(ctx.path)));
     const form = await readFormBody(ctx);
-    const visitor = readCookie(ctx.get('cookie'), VISITOR_COOKIE);
+    const visitor = readCookie(ctx.get('cookie'), visitorCookie);
     if (!csrfTokenMatches(deps.formKey, visitor, sessionCookie(ctx), form.text(CSRF_FIELD))) {
       csrf(ctx);
       return sendProblem(ctx, 403, refusedFormProblem(formPageOf(ctx.path)));

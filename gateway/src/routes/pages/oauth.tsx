@@ -1,9 +1,8 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import { AppError, clearedCookieHeader, cookieHeader, identityFlows, readCookie, type Config } from '../../../../server/src/index.ts';
+import { AppError, clearedCookieHeader, type Config, cookieHeader, hostCookieName, identityFlows, readCookie, safeNextPath } from '../../../../server/src/index.ts';
 import type { Notice } from '../../pages/components.tsx';
 import type { PageKit } from './kit.tsx';
-import { safeNextPath } from './next-path.ts';
 import { createPendingSignIns } from './second-step.tsx';
 
 // GET /api/v1/auth/oauth/{name}/start and /callback (docs/API.md, Identity providers): only a
@@ -13,14 +12,13 @@ import { createPendingSignIns } from './second-step.tsx';
 const PENDING_MAX_AGE_SECONDS = 600;
 const NOTICE_MAX_AGE_SECONDS = 60;
 
-const https = (config: Pick<Config, 'publicUrl'>) => config.publicUrl.startsWith('https:');
-export const oauthCookieName = (config: Pick<Config, 'publicUrl'>) => (https(config) ? '__Host-svc_oauth' : 'svc_oauth');
+export const oauthCookieName = (config: Pick<Config, 'publicUrl'>) => hostCookieName(config, 'svc_oauth');
 /**
  * Why a sign-in through a provider was refused, told to /login: `<code>.<provider>`, and
  * after CONFLICT `.linked` when the provider's person is connected to another account,
  * `.another` when the account is connected to another person of the provider; never in the URL.
  */
-export const oauthNoticeCookieName = (config: Pick<Config, 'publicUrl'>) => (https(config) ? '__Host-svc_oauth_notice' : 'svc_oauth_notice');
+export const oauthNoticeCookieName = (config: Pick<Config, 'publicUrl'>) => hostCookieName(config, 'svc_oauth_notice');
 
 const NOTICES: Record<string, (label: string) => string> = {
   CANCELLED: (label) => `Signing in with ${label} was cancelled.`,
@@ -74,7 +72,8 @@ export function mountOAuthRoutes(router: Router, kit: PageKit): void {
       throw new AppError('VALIDATION_FAILED', undefined, { issues: [{ path: 'intent', message: 'must be login or link' }] });
     }
     const next = safeNextPath(queryText(ctx, 'next'));
-    const { url, cookie } = await identityFlows.start(kit.context(ctx), { provider: ctx.params.name, next, intent });
+    const ticket = queryText(ctx, 'ticket');
+    const { url, cookie } = await identityFlows.start(kit.context(ctx), { provider: ctx.params.name, next, intent, ticket });
     ctx.append('Set-Cookie', cookieHeader(config, oauthCookieName(config), cookie, PENDING_MAX_AGE_SECONDS));
     found(kit, ctx, url);
   });

@@ -1,12 +1,11 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import { CheckInboxPage, ForgotPasswordPage, LoginPage, RegisterPage, ResendVerificationPage } from '../../pages/public-views.tsx';
-import { toErrorResponse } from '../../../../server/src/index.ts';
+import { safeNextPath, toErrorResponse } from '../../../../server/src/index.ts';
 import type { Notice } from '../../pages/components.tsx';
 import type { FormFields } from './form-body.ts';
 import type { PageKit } from './kit.tsx';
 import { takeOAuthNotice } from './oauth.tsx';
-import { safeNextPath } from './next-path.ts';
 import { formRefusal, isRefusal } from './refusals.ts';
 import { createPendingSignIns, mountSecondStep, type PendingSignIns } from './second-step.tsx';
 
@@ -69,19 +68,26 @@ async function signIn(ctx: KoaContext, kit: PageKit, pendings: PendingSignIns, f
   }
 }
 
+/** Whether the browser's session cookie signs it in (a stale or revoked one does not). */
+async function isSignedIn(ctx: KoaContext, kit: PageKit): Promise<boolean> {
+  if (!kit.sessionCookie(ctx)) return false;
+  try {
+    await kit.call(ctx).auth.me();
+    return true;
+  } catch (error) {
+    if (!isRefusal(error, 'UNAUTHORIZED')) throw error;
+    return false;
+  }
+}
+
 function mountLogin(router: Router, kit: PageKit): void {
   const pendings = createPendingSignIns(kit);
+  // The site's root is a page too: where a person is sent who types the bare address.
+  kit.get(router, '/', async (ctx) => kit.redirect(ctx, (await isSignedIn(ctx, kit)) ? '/account' : '/login'));
   kit.get(router, '/login', async (ctx) => {
     const next = safeNextPath(queryText(ctx, 'next'));
     const key = queryText(ctx, 'notice');
-    if (kit.sessionCookie(ctx)) {
-      try {
-        await kit.call(ctx).auth.me();
-        return kit.redirect(ctx, next ?? '/account');
-      } catch (error) {
-        if (!isRefusal(error, 'UNAUTHORIZED')) throw error;
-      }
-    }
+    if (await isSignedIn(ctx, kit)) return kit.redirect(ctx, next ?? '/account');
     // After the redirect of a signed-in browser: the account page tells a refused connection then.
     const notice = takeOAuthNotice(ctx, kit.deps.config) ?? (key !== undefined && Object.hasOwn(LOGIN_NOTICES, key) ? LOGIN_NOTICES[key] : undefined);
     kit.send(ctx, 200, <LoginPage csrf={kit.csrf(ctx)} next={next} notice={notice} providers={await providerLinks(ctx, kit, next)} />);

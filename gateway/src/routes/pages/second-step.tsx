@@ -1,13 +1,12 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import { clearedCookieHeader, cookieHeader, readCookie, toErrorResponse } from '../../../../server/src/index.ts';
+import { clearedCookieHeader, cookieHeader, hostCookieName, readCookie, safeNextPath, toErrorResponse } from '../../../../server/src/index.ts';
 import type { Notice } from '../../pages/components.tsx';
 import { RECOVERY_CODE_LABEL, SecondStepPage, TOTP_CODE_LABEL, type SecondStepMethod } from '../../pages/login-mfa-view.tsx';
 import { LoginPage } from '../../pages/public-views.tsx';
 import type { FormFields } from './form-body.ts';
 import { passkeyAnswer, type PasskeyAssertion } from './form-proofs.ts';
 import type { PageKit } from './kit.tsx';
-import { safeNextPath } from './next-path.ts';
 import { formRefusal, isRefusal } from './refusals.ts';
 
 /** As long as the sign-in token it holds: the second step must come within five minutes. */
@@ -25,7 +24,7 @@ type PendingSignIn = { token: string; methods: SecondStepMethod[] };
  */
 export function createPendingSignIns(kit: PageKit) {
   const { config } = kit.deps;
-  const name = config.publicUrl.startsWith('https:') ? '__Host-svc_mfa' : 'svc_mfa';
+  const name = hostCookieName(config, 'svc_mfa');
   return {
     /** From the MFA_REQUIRED refusal of the password sign-in: its `mfa_token` and `methods`. */
     keep(ctx: KoaContext, token: string, methods: string[]): void {

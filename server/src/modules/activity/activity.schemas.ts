@@ -35,6 +35,7 @@ export const AUDIT_EVENTS = [
   'login.mfa_failed',
   // Identity providers (modules/identities).
   'login.oauth',
+  'identity.link_started',
   'identity.linked',
   'identity.unlinked',
   // Operators' actions (server/src/admin), each in the acting admin's log (the CLI's without an account).

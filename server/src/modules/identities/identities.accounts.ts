@@ -42,7 +42,7 @@ export async function linkToSignedIn(context: Context, accountId: number): Promi
 }
 
 /** The provider's address as this service keeps addresses, if it is one it accepts. */
-function addressOf(person: ProviderPerson): string | undefined {
+export function addressOf(person: ProviderPerson): string | undefined {
   const parsed = emailSchema.safeParse(person.email ?? '');
   return parsed.success ? parsed.data : undefined;
 }

@@ -17,9 +17,10 @@ export function providerNamed(config: Pick<Config, 'oauthProviders'>, name: stri
 export const callbackUrl = (config: Pick<Config, 'publicUrl'>, name: string) => `${config.publicUrl}${OAUTH_PATH}/${name}/callback`;
 
 /** Where a sign-in with the provider starts; `next` brings the browser back to a page of this site. */
-export function startUrl(config: Pick<Config, 'publicUrl'>, name: string, options: { next?: string; intent?: 'link' } = {}): string {
+export function startUrl(config: Pick<Config, 'publicUrl'>, name: string, options: { next?: string; intent?: 'link'; ticket?: string } = {}): string {
   const query = new URLSearchParams();
   if (options.intent) query.set('intent', options.intent);
+  if (options.ticket) query.set('ticket', options.ticket);
   if (options.next) query.set('next', options.next);
   const text = query.toString();
   return `${config.publicUrl}${OAUTH_PATH}/${name}/start${text ? `?${text}` : ''}`;

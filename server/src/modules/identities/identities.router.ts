@@ -5,12 +5,12 @@ import { AUTH_ROUTE_ERRORS, authRoute } from '../../trpc/rest-meta.ts';
 import type { Context } from '../../trpc/context.ts';
 import { authenticate, signedIn } from '../sessions/index.ts';
 import { finishSignIn, startSignIn, type SignInOutcome } from './identities.flow.ts';
-import { identitiesOutput, oauthProvidersOutput, unlinkIdentityInput } from './identities.schemas.ts';
-import { listIdentities, oauthProviders, unlinkIdentity } from './identities.service.ts';
+import { identitiesOutput, linkIdentityInput, linkIdentityOutput, oauthProvidersOutput, unlinkIdentityInput } from './identities.schemas.ts';
+import { listIdentities, oauthProviders, startLink, unlinkIdentity } from './identities.service.ts';
 
 const { noCredentials: NO_CREDENTIALS, invalidBody: INVALID_BODY } = AUTH_ROUTE_ERRORS;
 
-/** Identity providers: the list, the account's connections, disconnecting one. Merged into `auth.*` by server/src/router.ts. */
+/** Identity providers: the list, the account's connections, connecting and disconnecting one. Merged into `auth.*` by server/src/router.ts. */
 export const identitiesProcedures = {
   oauthProviders: publicProcedure
     .meta(authRoute('GET', 'oauth/providers', 'The identity providers people may sign in with, and where each sign-in starts', {
@@ -28,6 +28,20 @@ export const identitiesProcedures = {
     .input(z.void())
     .output(identitiesOutput)
     .query(({ ctx }) => listIdentities(ctx.deps, ctx.auth)),
+
+  linkIdentity: passwordConfirmingProcedure(linkIdentityInput)
+    .meta(authRoute('POST', 'identities/{name}/link', "Start connecting an identity provider: a start URL for this session's browser", {
+      protect: true,
+      errors: {
+        400: `INVALID_CODE: the step-up proof is wrong; or ${INVALID_BODY}`,
+        401: `${NO_CREDENTIALS}, or INVALID_CREDENTIALS: the password is wrong (it counts as a failed login)`,
+        403: 'FORBIDDEN: called with an API key (connecting is done in a browser); or STEP_UP_REQUIRED: a second factor is on and this session has not proved it lately; or REAUTH_REQUIRED: the account has no password and this is not a session begun through one of its providers in the last 10 minutes (`reauth_url` starts one)',
+        404: 'NOT_FOUND: no identity provider has that name',
+        409: 'CONFLICT: that provider is already connected to the account',
+      },
+    }))
+    .output(linkIdentityOutput)
+    .mutation(({ ctx, input }) => startLink(ctx.deps, ctx.auth, input, ctx.request)),
 
   unlinkIdentity: passwordConfirmingProcedure(unlinkIdentityInput)
     .meta(authRoute('POST', 'identities/{name}/unlink', 'Disconnect an identity provider from the account', {
@@ -49,7 +63,7 @@ type Callback = { provider: string; query: URLSearchParams; sealed: string | und
 /**
  * The two halves of a sign-in through a provider, for the gateway's browser routes (they
  * answer with redirects and pages, not procedures' JSON), on a page's procedure context: its
- * credentials are the browser's cookies (the session's says who connects a provider; never
+ * credentials are the browser's cookies (the session's must be the one its link ticket names; never
  * a Bearer header, which a browser sent here does not carry), its request the facts the
  * gateway saw once, and a complete sign-in puts the session and device cookies into its
  * response, as a password sign-in does. Exported from here, through server/src/router.ts and
@@ -58,9 +72,8 @@ type Callback = { provider: string; query: URLSearchParams; sealed: string | und
  */
 export const identityFlows = {
   /** GET /oauth/{name}/start: where to send the browser, and the sealed cookie that carries the sign-in back. */
-  async start(ctx: Context, input: { provider: string; next: string | undefined; intent: 'login' | 'link' }) {
-    const signedInAs = input.intent === 'link' ? await authenticate(ctx.deps, ctx.credentials) : undefined;
-    return startSignIn(ctx.deps, input, signedInAs);
+  start(ctx: Context, input: { provider: string; next: string | undefined; intent: 'login' | 'link'; ticket: string | undefined }) {
+    return startSignIn(ctx.deps, input);
   },
   /** GET /oauth/{name}/callback: how the provider's answer ended (signedIn's cookies already in the context's response). */
   async finish(ctx: Context, callback: Callback): Promise<SignInOutcome> {

@@ -16,6 +16,18 @@ export const identitiesOutput = z.object({
   has_password: z.boolean().describe('false for an account made through a provider that has not set a password (with a reset link)'),
 });
 
+export const linkIdentityInput = strictInput({
+  name: providerName,
+  password: currentPasswordSchema.optional().describe('The current password; may be left out by an account without one (see REAUTH_REQUIRED)'),
+  ...stepUpProof,
+  next: z.string().max(512, 'must be at most 512 characters').optional().describe('A path of this site to come back to once connected (default /account); anything else is ignored'),
+});
+
+export const linkIdentityOutput = z.object({
+  success: z.literal(true),
+  start_url: z.string().describe("Open it in the browser signed in with this session's cookie, within 5 minutes, once: it starts the provider's sign-in that connects it"),
+});
+
 export const unlinkIdentityInput = strictInput({
   name: providerName,
   password: currentPasswordSchema.optional().describe('The current password; may be left out by an account without one (see REAUTH_REQUIRED)'),

@@ -4,7 +4,7 @@ import type { SecretBox, SealedPlace } from '../../lib/crypto.ts';
  * The sign-in under way between the start and the callback, carried by the browser in the
  * sealed `svc_oauth` cookie rather than in a server table that anyone could fill: the
  * provider, the state and nonce it must send back, the PKCE verifier, where to go after,
- * and for a link, the account that asked. Sealed (AES-GCM under DATA_KEY), so it is
+ * and for a link, the account and session that asked. Sealed (AES-GCM under DATA_KEY), so it is
  * neither read nor altered on the way; 10 minutes.
  */
 export type PendingSignIn = {
@@ -14,8 +14,9 @@ export type PendingSignIn = {
   verifier: string;
   next: string | undefined;
   intent: 'login' | 'link';
-  /** The account an `intent=link` start was made by. */
+  /** For `intent=link`: the account its ticket named, and the session whose cookie must finish it. */
   accountId?: number;
+  sessionId?: string;
   /** When the start was made (ms since the epoch, by deps.clock). */
   startedAt: number;
 };

@@ -7,12 +7,14 @@ import type { Queryable } from '../../lib/db.ts';
 import { AppError } from '../../errors/errors.ts';
 import { factorsOf, purgeExpiredChallenges, purgeExpiredStepUps } from './mfa.repo.ts';
 
+export { endStepUp } from './mfa.repo.ts';
+
 export { MFA_TABLES, type PendingLink } from './mfa.model.ts';
 export { passkeySignInOptions } from './mfa.passkey-service.ts';
-export { methodsOf, proveWithPasskey, type Method, type Proof } from './mfa.proofs.ts';
+export { methodsOf, passkeyOwner, proveWithPasskey, type Method, type Proof } from './mfa.proofs.ts';
 export { factorNotice } from './mfa.mails.ts';
 export { removeAllFactors } from './mfa.service.ts';
-export { finishSecondStep, requireStepUp, secondStepAccount, startSecondStep, type PendingSignIn } from './mfa.step-up.ts';
+export { finishSecondStep, requireStepUp, secondStepAccount, secondStepRequired, startSecondStep, type FirstStep, type PendingSignIn } from './mfa.step-up.ts';
 export { loginMfaInput, loginPasskeyInput, optionsOutput, passkeyLoginOptionsInput, stepUpProof } from './mfa.schemas.ts';
 
 const PURGE_BATCH = 1000;

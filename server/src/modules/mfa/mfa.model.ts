@@ -69,6 +69,8 @@ export type ChallengeRecord = {
   via: string | null;
   /** An mfa_token's: the provider identity to link once the second step passes; migration 0013. */
   pending_link: PendingLink | null;
+  /** An mfa_token's: the key its first step counted under in the per-account-and-client login limit, given back when the second step signs in; migration 0015. */
+  attempt_key: string | null;
 };
 
 /** A provider's person that a sign-in links to its account once its second step passes. */
@@ -85,6 +87,7 @@ export const mfaChallengesTable = declareTable<ChallengeRecord>('mfa_challenges'
   used_at: nullable(DataTypes.DATE),
   via: nullable(DataTypes.TEXT),
   pending_link: nullable(DataTypes.JSONB),
+  attempt_key: nullable(DataTypes.TEXT),
 });
 
 /** A row of `mfa_step_ups`: a session that proved its second factor, until when. */

@@ -4,8 +4,10 @@ import type { RequestInfo } from '../../trpc/context.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
 import { deriveKey, sha256 } from '../../lib/crypto.ts';
+import { refuseIfLimited } from '../../errors/rate-limited.ts';
+import { rateLimitSubject } from '../../lib/rate-limiter.ts';
 import { confirmPassword } from '../passwords/index.ts';
-import type { AuthContext } from '../sessions/index.ts';
+import { SESSION_RATE_RULES, type AuthContext } from '../sessions/index.ts';
 import { authenticationOptions, CHALLENGE_TTL_MS, challengeOf, registrationOptions, relyingPartyOf, verifyRegistration } from './mfa.passkeys.ts';
 import type { Proof } from './mfa.proofs.ts';
 import * as repo from './mfa.repo.ts';
@@ -97,8 +99,11 @@ export async function removePasskey(deps: Deps, auth: AuthContext, input: { id: 
 /**
  * Request options for a passkey: any passkey of this site for a sign-in by passkey alone, or,
  * with the `mfa_token` of a password sign-in, that account's passkeys for its second step.
+ * Public, and each call keeps a challenge: counted against the client's sign-in limit, as a
+ * sign-in is (the mfa_token's own limits bound its second step).
  */
-export async function passkeySignInOptions(deps: Deps, input: { mfa_token?: string }) {
+export async function passkeySignInOptions(deps: Deps, input: { mfa_token?: string }, request: RequestInfo) {
+  refuseIfLimited(await deps.rateLimiter.hit([{ rule: SESSION_RATE_RULES.loginPerIp, key: rateLimitSubject(request.ip) }]));
   const rp = relyingPartyOf(deps.config.publicUrl);
   let accountId: number | null = null;
   let allowed: repo.PasskeyRow[] | undefined;

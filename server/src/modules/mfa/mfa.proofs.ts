@@ -54,6 +54,12 @@ async function proveWithCode(deps: Deps, account: ProofAccount, code: string, re
   return 'recovery_code';
 }
 
+/** The account a passkey answer claims to be of (its credential's), before anything of it is checked: whose limits it counts against. */
+export async function passkeyOwner(db: Queryable, response: AuthenticationResponseJSON): Promise<number | undefined> {
+  const passkey = typeof response?.id === 'string' ? await repo.passkeyByCredential(db, response.id) : undefined;
+  return passkey?.account_id;
+}
+
 /**
  * A passkey assertion of this account, to a challenge this service issued for sign-in (for
  * this account, or for anyone: a discoverable one), used once. Returns the passkey's account

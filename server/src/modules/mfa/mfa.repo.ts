@@ -13,7 +13,7 @@ export type PasskeyRow = PasskeyRecord;
 
 export type { ChallengeKind };
 
-export type ChallengeRow = Pick<ChallengeRecord, 'id' | 'account_id' | 'failures' | 'via' | 'pending_link'>;
+export type ChallengeRow = Pick<ChallengeRecord, 'id' | 'account_id' | 'failures' | 'via' | 'pending_link' | 'attempt_key'>;
 
 /** Which factors an account has: an enabled authenticator, how many passkeys, how many unused recovery codes. */
 export async function factorsOf(db: Queryable, accountId: number): Promise<{ totp: boolean; passkeys: number; recoveryCodes: number }> {
@@ -131,11 +131,11 @@ export async function userHandleOf(db: Queryable, accountId: number): Promise<st
 
 // --- challenges: mfa tokens and WebAuthn challenges ---
 
-const INSERT_CHALLENGE_SQL = 'INSERT INTO mfa_challenges (kind, token_hash, account_id, created_at, expires_at, via, pending_link) VALUES ($1, $2, $3, $4, $5, $6, $7)';
+const INSERT_CHALLENGE_SQL = 'INSERT INTO mfa_challenges (kind, token_hash, account_id, created_at, expires_at, via, pending_link, attempt_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)';
 
-function challengeValues(clock: Clock, kind: ChallengeKind, hash: Buffer, accountId: number | null, ttlMs: number, via: string | undefined, pendingLink?: PendingLink): unknown[] {
+function challengeValues(clock: Clock, kind: ChallengeKind, hash: Buffer, accountId: number | null, ttlMs: number, via: string | undefined, pendingLink?: PendingLink, attemptKey?: string): unknown[] {
   const now = clock.now();
-  return [kind, hash, accountId, now, new Date(now.getTime() + ttlMs), via ?? null, pendingLink ? JSON.stringify(pendingLink) : null];
+  return [kind, hash, accountId, now, new Date(now.getTime() + ttlMs), via ?? null, pendingLink ? JSON.stringify(pendingLink) : null, attemptKey ?? null];
 }
 
 export async function insertChallenge(db: Queryable, clock: Clock, kind: ChallengeKind, hash: Buffer, accountId: number | null, ttlMs: number, via?: string): Promise<void> {
@@ -150,17 +150,17 @@ export async function insertChallenge(db: Queryable, clock: Clock, kind: Challen
 export async function insertChallengeLogged(
   db: Queryable,
   clock: Clock,
-  challenge: { kind: ChallengeKind; hash: Buffer; accountId: number; ttlMs: number; via?: string; pendingLink?: PendingLink },
+  challenge: { kind: ChallengeKind; hash: Buffer; accountId: number; ttlMs: number; via?: string; pendingLink?: PendingLink; attemptKey?: string },
   logLine: (first: number) => SqlPart,
 ): Promise<void> {
-  const logged = logLine(8); // $1 to $7 are the challenge's
+  const logged = logLine(9); // $1 to $8 are the challenge's
   await db.query(
     { name: 'mfa_insert_challenge_logged', text: `WITH challenge AS (${INSERT_CHALLENGE_SQL}) ${logged.sql}` },
-    [...challengeValues(clock, challenge.kind, challenge.hash, challenge.accountId, challenge.ttlMs, challenge.via, challenge.pendingLink), ...logged.values],
+    [...challengeValues(clock, challenge.kind, challenge.hash, challenge.accountId, challenge.ttlMs, challenge.via, challenge.pendingLink, challenge.attemptKey), ...logged.values],
   );
 }
 
-const LIVE_CHALLENGE_SQL = `SELECT id, account_id, failures, via, pending_link FROM mfa_challenges
+const LIVE_CHALLENGE_SQL = `SELECT id, account_id, failures, via, pending_link, attempt_key FROM mfa_challenges
   WHERE token_hash = $1 AND kind = $2 AND used_at IS NULL AND expires_at > $3 AND failures < $4`;
 const LIVE_CHALLENGE = { name: 'mfa_live_challenge', text: LIVE_CHALLENGE_SQL };
 const LIVE_CHALLENGE_LOCKED = { name: 'mfa_live_challenge_locked', text: `${LIVE_CHALLENGE_SQL} FOR UPDATE` };
@@ -239,6 +239,11 @@ export async function stepUp(db: Queryable, sessionId: string, until: Date): Pro
     'INSERT INTO mfa_step_ups (session_id, until) VALUES ($1, $2) ON CONFLICT (session_id) DO UPDATE SET until = EXCLUDED.until',
     [sessionId, until],
   );
+}
+
+/** A session's step-up ends before its five minutes: its password changed. */
+export async function endStepUp(db: Queryable, sessionId: string): Promise<void> {
+  await db.query('DELETE FROM mfa_step_ups WHERE session_id = $1', [sessionId]);
 }
 
 /** Authenticator secrets, sealed at `mfa_totp.secret_sealed` for their account (mfa.proofs.ts totpPlace). */

@@ -3,8 +3,9 @@ import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
 import { refuseIfLimited } from '../../errors/rate-limited.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
+import { rateLimitSubject } from '../../lib/rate-limiter.ts';
 import { eventInsert, recordEvent } from '../activity/index.ts';
-import { SESSION_RATE_RULES, type AuthContext } from '../sessions/index.ts';
+import { perAccountClient, SESSION_RATE_RULES, type AuthContext } from '../sessions/index.ts';
 import { invalidProof, methodsOf, verifyProof, type Method, type Proof, type ProofAccount } from './mfa.proofs.ts';
 import type { PendingLink } from './mfa.model.ts';
 import * as repo from './mfa.repo.ts';
@@ -17,19 +18,23 @@ export const MFA_TOKEN_TTL_MS = 5 * 60_000;
 export const MFA_TOKEN_MAX_FAILURES = 5;
 
 /**
- * A proof by a signed-in caller, counted as a failed login of the account before it is
- * checked (as a password is), so a stolen session cannot guess codes past the account's cap;
- * a right one is taken back off the count.
+ * A proof by a signed-in caller, counted before it is checked as a password is (per client,
+ * per account and client, and against the account's failed-login cap), so a stolen session
+ * or key cannot guess codes past those limits; a right one is given back to the account's
+ * counts, as a sign-in that worked is.
  */
 export async function checkProof(deps: Deps, account: ProofAccount, proof: Proof, request: RequestInfo): Promise<Method> {
-  const attempt = { rule: SESSION_RATE_RULES.failedLoginsPerAccount, key: account.email };
-  refuseIfLimited(await deps.rateLimiter.hit([attempt]));
+  const perClient = perAccountClient(account.email, request.ip);
+  const failed = { rule: SESSION_RATE_RULES.failedLoginsPerAccount, key: account.email };
+  refuseIfLimited(await deps.rateLimiter.hit([{ rule: SESSION_RATE_RULES.loginPerIp, key: rateLimitSubject(request.ip) }, perClient]));
+  refuseIfLimited(await deps.rateLimiter.hit([failed]));
   const method = await verifyProof(deps, account, proof, request);
   if (!method) {
     await recordEvent(deps.db, deps.clock, 'login.mfa_failed', { accountId: account.id }, request);
     throw invalidProof(proof);
   }
-  await deps.rateLimiter.refund(attempt);
+  await deps.rateLimiter.refund(failed);
+  await deps.rateLimiter.refund(perClient);
   return method;
 }
 
@@ -39,48 +44,63 @@ export const givesProof = (proof: Proof) => proof.code !== undefined || proof.re
 export const stepUpRequired = (methods: Method[]) => new AppError('STEP_UP_REQUIRED', undefined, { details: { methods } });
 
 /**
- * Before a sensitive change by a session (password, e-mail, key, deletion, factors): an
- * account with a second factor must prove it in the same body, unless this session did so
- * in the last five minutes. The API key is a machine credential and needs no proof; an
- * account without a factor has none to give.
+ * Before a sensitive change (password, e-mail, key, deletion, factors, identity providers):
+ * an account with a second factor must prove it in the same body. A session that did so in
+ * the last five minutes needs no new proof. An API key has no session to step up, so it
+ * gives the proof every time: otherwise a key read from /me would be the way around the
+ * factor. An account without a factor has none to give.
  */
 export async function requireStepUp(deps: Deps, auth: AuthContext, proof: Proof, request: RequestInfo): Promise<void> {
-  if (!auth.sessionId) return;
   const methods = await methodsOf(deps.db, auth.account.id);
   if (!methods.length) return;
-  const until = await repo.steppedUpUntil(deps.db, auth.sessionId);
   const now = deps.clock.now();
-  if (until && until > now) return;
+  if (auth.sessionId) {
+    const until = await repo.steppedUpUntil(deps.db, auth.sessionId);
+    if (until && until > now) return;
+  }
   if (!givesProof(proof)) throw stepUpRequired(methods);
   await checkProof(deps, auth.account, proof, request);
-  await repo.stepUp(deps.db, auth.sessionId, new Date(now.getTime() + STEP_UP_MS));
+  if (auth.sessionId) await repo.stepUp(deps.db, auth.sessionId, new Date(now.getTime() + STEP_UP_MS));
 }
 
 /**
- * A password sign-in of an account with a second factor stops here: a single-use token for
- * the second step (only its hash is kept), and the ways it can be given. Undefined when the
- * account has no factor and the sign-in goes on. `via`: how the first step was made (a
- * provider's name), for the session the second step starts; `pendingLink`: the provider's
- * person to link to the account once the second step passes (identities.accounts.ts).
+ * How a sign-in's first step was made, for the second step it waits for: `via` (`password`
+ * or a provider's name) for the session; `pendingLink`, the provider's person to link once
+ * the second step passes (identities.accounts.ts); `attemptKey`, the key its attempt was
+ * counted under in the per-account-and-client login limit, given back once the second step
+ * signs in (sessions.sign-in.ts).
  */
-export async function startSecondStep(deps: Deps, accountId: number, request: RequestInfo, via = 'password', pendingLink?: PendingLink): Promise<{ mfa_token: string; methods: Method[] } | undefined> {
+export type FirstStep = { via: string; pendingLink?: PendingLink; attemptKey?: string };
+
+/**
+ * A sign-in of an account with a second factor stops here after its first step: a
+ * single-use token for the second step (only its hash is kept), and the ways it can be
+ * given. Undefined when the account has no factor and the sign-in goes on.
+ */
+export async function startSecondStep(deps: Deps, accountId: number, request: RequestInfo, first: FirstStep): Promise<{ mfa_token: string; methods: Method[] } | undefined> {
   const methods = await methodsOf(deps.db, accountId);
   if (!methods.length) return undefined;
   const token = randomToken(32);
-  await repo.insertChallengeLogged(deps.db, deps.clock, { kind: 'mfa_token', hash: sha256(token), accountId, ttlMs: MFA_TOKEN_TTL_MS, via, pendingLink }, (first) =>
-    eventInsert(first, deps.clock, 'login.mfa_required', accountId, request),
+  await repo.insertChallengeLogged(deps.db, deps.clock, { kind: 'mfa_token', hash: sha256(token), accountId, ttlMs: MFA_TOKEN_TTL_MS, ...first }, (at) =>
+    eventInsert(at, deps.clock, 'login.mfa_required', accountId, request),
   );
   return { mfa_token: token, methods };
+}
+
+const METHOD_WORDS: Record<Method, string> = { totp: 'the code from your authenticator app', passkey: 'a passkey', recovery_code: 'a recovery code' };
+
+/** A password sign-in's refusal while its second step waits: 403 MFA_REQUIRED naming the ways this account has. */
+export function secondStepRequired(step: { mfa_token: string; methods: Method[] }): AppError {
+  const ways = step.methods.map((method) => METHOD_WORDS[method]);
+  const said = ways.length > 1 ? `${ways.slice(0, -1).join(', ')} or ${ways[ways.length - 1]}` : ways[0];
+  return new AppError('MFA_REQUIRED', `The password is right; now give ${said}.`, { details: step });
 }
 
 /** What an unknown, used, expired or exhausted `mfa_token` is told (400 INVALID_TOKEN). */
 export const SIGN_IN_GONE = 'The sign-in has expired or was already finished: sign in again.';
 
-/**
- * A sign-in waiting for its second step: its `mfa_token`'s row, the account, how its first
- * step was made, and the provider identity it links once the second step passes, if any.
- */
-export type PendingSignIn = { id: string; accountId: number; via: string; pendingLink?: PendingLink };
+/** A sign-in waiting for its second step: its `mfa_token`'s row, the account, and how its first step was made. */
+export type PendingSignIn = { id: string; accountId: number } & FirstStep;
 
 /**
  * The sign-in a live `mfa_token` is for; 400 INVALID_TOKEN for an unknown, used, expired or
@@ -89,7 +109,13 @@ export type PendingSignIn = { id: string; accountId: number; via: string; pendin
 export async function secondStepAccount(deps: Deps, mfaToken: string): Promise<PendingSignIn> {
   const pending = await repo.liveChallenge(deps.db, deps.clock, 'mfa_token', sha256(mfaToken), { maxFailures: MFA_TOKEN_MAX_FAILURES });
   if (!pending?.account_id) throw new AppError('INVALID_TOKEN', SIGN_IN_GONE);
-  return { id: pending.id, accountId: pending.account_id, via: pending.via ?? 'password', pendingLink: pending.pending_link ?? undefined };
+  return {
+    id: pending.id,
+    accountId: pending.account_id,
+    via: pending.via ?? 'password',
+    pendingLink: pending.pending_link ?? undefined,
+    attemptKey: pending.attempt_key ?? undefined,
+  };
 }
 
 /**

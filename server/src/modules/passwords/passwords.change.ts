@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.ts';
 import { setPasswordHash, TAKEOVER_LINKS, voidTokens } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
 import { emitSecurityChange } from '../events/index.ts';
-import { requireStepUp, type Proof } from '../mfa/index.ts';
+import { endStepUp, requireStepUp, type Proof } from '../mfa/index.ts';
 import { revokeSessions, type AuthContext } from '../sessions/index.ts';
 import { confirmPassword } from './passwords.check.ts';
 import { passwordChangedNotice } from './passwords.mails.ts';
@@ -11,7 +11,8 @@ import { checkNewPassword } from './passwords.policy.ts';
 
 /**
  * Needs the current password. Every other session ends at once on every instance; the
- * calling JWT's own stays (called with the API key there is none to keep). Pending e-mail
+ * calling JWT's own stays (called with the API key there is none to keep), without the
+ * step-up it may have had. Pending e-mail
  * change and reset links die too: the owner changing a password is often taking the account
  * back from someone who asked for one of them.
  */
@@ -23,6 +24,8 @@ export async function changePassword(deps: Deps, auth: AuthContext, input: { cur
   await deps.db.transaction(async (tx) => {
     await setPasswordHash(tx, auth.account.id, passwordHash, deps.clock.now());
     await revokeSessions(tx, deps.clock, auth.account.id, auth.sessionId);
+    // The session that stays is stepped up no more: the next change proves the factor again.
+    if (auth.sessionId) await endStepUp(tx, auth.sessionId);
     await voidTokens(tx, deps.clock, auth.account.id, TAKEOVER_LINKS);
     await recordEvent(tx, deps.clock, 'password.changed', { accountId: auth.account.id }, request);
     await emitSecurityChange(tx, deps.clock, auth.account.id, 'password');

@@ -7,7 +7,7 @@
 // writer from their own files: this face names Deps, so deps.ts cannot import it.
 export { authenticate } from './sessions.credentials.ts';
 export { sessionsTable } from './sessions.model.ts';
-export { SESSION_RATE_RULES } from './sessions.limits.ts';
+export { perAccountClient, SESSION_RATE_RULES } from './sessions.limits.ts';
 export { sessionsRevokedByAdminNotice } from './sessions.mails.ts';
 export { signedIn } from './sessions.cookies.ts';
 export { revokeSessions, sessionSignIn, signOutEverywhere } from './sessions.service.ts';

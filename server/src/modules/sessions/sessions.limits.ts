@@ -1,4 +1,4 @@
-import type { RateRule } from '../../lib/rate-limiter.ts';
+import { rateLimitSubject, type RateCheck, type RateRule } from '../../lib/rate-limiter.ts';
 
 /**
  * The sign-in's request rate limits: windows kept in PostgreSQL (lib/rate-limiter.ts). The
@@ -11,3 +11,9 @@ export const SESSION_RATE_RULES = {
   failedLoginsPerAccount: { name: 'login-failed', limit: 100, windowSeconds: 3600 },
   failedLoginsPerDevice: { name: 'login-device', limit: 10, windowSeconds: 3600 },
 } satisfies Record<string, RateRule>;
+
+/**
+ * The per-account-and-client count of a sign-in's step under `address` (the account's, or
+ * the one a provider asserted) from the client at `ip` (its /64 for IPv6).
+ */
+export const perAccountClient = (address: string, ip: string): RateCheck => ({ rule: SESSION_RATE_RULES.loginPerAccountIp, key: `${address}|${rateLimitSubject(ip)}` });

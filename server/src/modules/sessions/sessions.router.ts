@@ -45,11 +45,11 @@ export const sessionsProcedures = {
 
   passkeyLoginOptions: publicProcedure
     .meta(authRoute('POST', 'login/passkey/options', 'WebAuthn request options: for a sign-in by passkey, or with mfa_token for a second step', {
-      errors: { 400: 'INVALID_TOKEN: the mfa_token is unknown, used or expired; or an invalid body' },
+      errors: { 400: 'INVALID_TOKEN: the mfa_token is unknown, used or expired; or an invalid body', 429: 'Too many sign-in attempts from this IP' },
     }))
     .input(passkeyLoginOptionsInput)
     .output(optionsOutput)
-    .mutation(({ ctx, input }) => passkeySignInOptions(ctx.deps, input ?? {})),
+    .mutation(({ ctx, input }) => passkeySignInOptions(ctx.deps, input ?? {}, ctx.request)),
 
   loginPasskey: publicProcedure
     .meta(authRoute('POST', 'login/passkey', 'Sign in with a passkey alone (user verification required)', {
