@@ -4,6 +4,7 @@ import { AppError } from '../errors/errors.ts';
 import type { Queryable } from '../lib/db.ts';
 import { recordEvent, type AuditEvent } from '../modules/activity/index.ts';
 import {
+  checkEventTarget,
   EVENT_TYPES,
   eventBody,
   eventsStore as repo,
@@ -42,8 +43,19 @@ const toEndpoint = (row: repo.EndpointRow) => ({
 
 const notFound = () => new AppError('NOT_FOUND', 'No such event endpoint.');
 
+/**
+ * Refuses a URL whose host may not receive events (modules/events/events.targets.ts): one
+ * that resolves to a private, loopback, link-local or other special address, or not at all
+ * within 2 s. The sender checks again before every send, on the address it connects to.
+ */
+async function refuseForbiddenTarget(deps: Deps, url: string): Promise<void> {
+  const target = await checkEventTarget(deps, new URL(url));
+  if ('refused' in target) throw new AppError('VALIDATION_FAILED', undefined, { issues: [{ path: 'url', message: target.refused }] });
+}
+
 /** A new endpoint and its secret, which is shown this once. */
 export async function createEndpoint(deps: Deps, actor: Actor, input: CreateEndpointInput) {
+  await refuseForbiddenTarget(deps, input.url);
   const id = randomUUID();
   const secret = newSecret();
   const row = await deps.db.transaction(async (tx) => {
@@ -70,6 +82,7 @@ export async function listEndpoints(deps: Deps) {
  * as skipped); `enabled: true` sends new events again and nothing older by itself.
  */
 export async function updateEndpoint(deps: Deps, actor: Actor, input: UpdateEndpointInput) {
+  if (input.url !== undefined) await refuseForbiddenTarget(deps, input.url);
   const row = await deps.db.transaction(async (tx) => {
     if (!(await repo.lockEndpoint(tx, input.id))) throw notFound();
     const now = deps.clock.now();
