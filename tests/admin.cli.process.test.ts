@@ -819,7 +819,7 @@ offline('events endpoints add, list, update, rotate and remove change the endpoi
 
   const logged = await sql('SELECT event, account_id, user_agent, data FROM audit_events WHERE id > $1 ORDER BY id', [mark]);
   assert.equal(logged.map((entry) => entry.event), [
-    'admin.event_endpoint_created', 'admin.event_endpoint_updated', 'admin.event_endpoint_updated',
+    'admin.event_endpoint_created', 'admin.event_endpoints_read', 'admin.event_endpoint_updated', 'admin.event_endpoint_updated',
     'admin.event_endpoint_secret_rotated', 'admin.event_endpoint_secret_rotated', 'admin.event_endpoint_deleted',
   ]);
   assert.ok(logged.every((entry) => entry.account_id === null && entry.user_agent === 'gatehouse-cli'));

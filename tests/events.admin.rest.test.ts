@@ -479,6 +479,32 @@ test('secrets never reach the logs or an error; a URL with credentials is refuse
   }
 });
 
+test("every read of endpoints and deliveries is recorded in the reading admin's activity, endpoint lists included", async (context) => {
+  const { service } = context;
+  const { id, receiver, close } = await endpointFor(context);
+  try {
+    const deliveryId = await ping(context, id);
+    await deliveredTo(receiver, 1);
+    const [{ mark }] = await service.deps.db.query<{ mark: string }>('SELECT coalesce(max(id), 0)::text AS mark FROM audit_events');
+    const client = createGatehouseClient({ url: `${service.url}/trpc`, token: context.admin.token }).admin;
+    assert.is((await admin(context, 'GET', '/event-endpoints')).status, 200);
+    assert.ok((await client.eventEndpoints.query()).items.length >= 1);
+    assert.is((await admin(context, 'GET', `/event-deliveries?endpoint_id=${id}`)).status, 200);
+    assert.is((await admin(context, 'GET', `/event-deliveries/${deliveryId}`)).status, 200);
+    const recorded = await service.deps.db.query<{ account_id: number; event: string; data: any }>('SELECT account_id, event, data FROM audit_events WHERE id > $1 ORDER BY id', [mark]);
+    assert.equal(recorded.map((row) => row.event), ['admin.event_endpoints_read', 'admin.event_endpoints_read', 'admin.event_deliveries_read', 'admin.event_deliveries_read']);
+    assert.ok(recorded.every((row) => row.account_id === context.admin.user.id), 'in the reading admin\'s log');
+    assert.equal(recorded[0].data.what, 'list');
+    assert.equal(recorded[3].data, { what: 'delivery', delivery: deliveryId });
+    // A refused read records nothing: a plain user's list is 403.
+    assertError(await request(service.url, 'GET', `${ADMIN}/event-endpoints`, { headers: bearer(context.user.token) }), 403, 'FORBIDDEN');
+    const [{ count }] = await service.deps.db.query<{ count: number }>('SELECT count(*)::int AS count FROM audit_events WHERE id > $1', [mark]);
+    assert.is(count, 4);
+  } finally {
+    await close();
+  }
+});
+
 /** A sample's value in the Prometheus text of GET /metrics, 0 when it is not there yet. */
 async function metric(service: TestService, sample: string): Promise<number> {
   const answer = await request(service.url, 'GET', '/metrics', { headers: bearer(METRICS_TOKEN) });

@@ -73,8 +73,11 @@ export async function createEndpoint(deps: Deps, actor: Actor, input: CreateEndp
   return { success: true as const, endpoint: toEndpoint(row), secret };
 }
 
-export async function listEndpoints(deps: Deps) {
-  return { success: true as const, items: (await repo.endpointRows(deps.db)).map(toEndpoint) };
+/** Every endpoint; the read is recorded, as every admin action is. */
+export async function listEndpoints(deps: Deps, actor: Actor) {
+  const rows = await repo.endpointRows(deps.db);
+  await audit(deps, deps.db, actor, 'admin.event_endpoints_read', { what: 'list', count: rows.length });
+  return { success: true as const, items: rows.map(toEndpoint) };
 }
 
 /**

@@ -26,7 +26,7 @@ async function add(url: string, options: AddOptions): Promise<void> {
 }
 
 async function list(options: JsonOption): Promise<void> {
-  const listed = await withEvents((events, deps) => events.listEndpoints(deps));
+  const listed = await withEvents((events, deps) => events.listEndpoints(deps, CLI_ACTOR));
   if (options.json) return printJson(listed);
   printEndpoints(listed.items);
 }
