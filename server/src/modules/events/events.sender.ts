@@ -7,7 +7,7 @@ import * as repo from './events.repo.ts';
 import { previousSecretPlace, secretPlace, signedHeaders } from './events.signing.ts';
 import type { AttemptLogEntry } from './events.model.ts';
 import { postEvent } from './events.http.ts';
-import { checkTarget, type TargetDeps } from './events.targets.ts';
+import { checkTarget, RESOLVE_TIMEOUT_MS, type TargetDeps } from './events.targets.ts';
 import { redactedUrl } from './events.urls.ts';
 
 /** What the sender works with (a subset of the service's Deps). */
@@ -15,6 +15,8 @@ export type SenderDeps = TargetDeps & { db: Db; clock: Clock; secretBox: SecretB
 
 /** An attempt that has no answer within this is a failure (contract, section 12). */
 export const SEND_TIMEOUT_MS = 15_000;
+/** The longest an attempt takes: its host resolved and checked, then the request. */
+const ATTEMPT_MS = RESOLVE_TIMEOUT_MS + SEND_TIMEOUT_MS;
 /**
  * How long a leased delivery is held: a worker that died with it queued or mid-send gives it
  * up after this. One is sent only while its lease still covers a whole attempt and a margin,
@@ -23,7 +25,7 @@ export const SEND_TIMEOUT_MS = 15_000;
  */
 const LEASE_MARGIN_MS = 1_000;
 const QUEUE_WAIT_MS = 2_000;
-const LEASE_MS = SEND_TIMEOUT_MS + LEASE_MARGIN_MS + QUEUE_WAIT_MS;
+const LEASE_MS = ATTEMPT_MS + LEASE_MARGIN_MS + QUEUE_WAIT_MS;
 /** After the n-th failed attempt the next waits RETRY_DELAYS_MS[n-1]; after the last it is dead. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 /** Each wait is longer by up to this share, at random, so that failures do not come back in step. */
@@ -219,7 +221,7 @@ export function startEventSender(deps: SenderDeps, hooks: SenderHooks = {}): Eve
 
   /** Starts what the endpoint's places allow; drops from the queue what its lease no longer covers. */
   const pump = (endpointId: string, state: { queue: Queued[]; inFlight: number }) => {
-    const latestStart = performance.now() + SEND_TIMEOUT_MS + LEASE_MARGIN_MS;
+    const latestStart = performance.now() + ATTEMPT_MS + LEASE_MARGIN_MS;
     while (!stopped && state.queue.length && state.inFlight < IN_FLIGHT_PER_ENDPOINT && inFlight < IN_FLIGHT) {
       const next = state.queue.shift()!;
       if (next.leasedUntil >= latestStart) send(endpointId, state, next.delivery);

@@ -16,7 +16,7 @@ type Network = [Address, number];
 /** A name that has no address within this is refused at create and update, and fails a send. */
 export const RESOLVE_TIMEOUT_MS = 2_000;
 
-export const ALLOWED_NETWORKS_SETTING = 'EVENTS_ALLOWED_NETWORKS';
+const ALLOWED_NETWORKS_SETTING = 'EVENTS_ALLOWED_NETWORKS';
 
 /** What ipaddr.js calls a range, as the operators read it. */
 const RANGE_NAMES: Record<string, string> = {
