@@ -164,6 +164,8 @@ function benchConfig(dataDir: string, smtpUrl: string) {
     JWT_SECRET: randomBytes(32).toString('hex'),
     DATA_KEY: randomBytes(32).toString('hex'),
     RATE_LIMITS: 'off',
+    // The bench's event receivers listen on this machine: production refuses loopback otherwise.
+    EVENTS_ALLOWED_NETWORKS: '127.0.0.0/8',
     LOG_LEVEL: SERVICE_LOG_LEVEL,
   });
 }

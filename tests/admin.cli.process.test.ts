@@ -767,7 +767,8 @@ const SECRET = /^secret:\s+(whsec_[A-Za-z0-9+/=]+)$/m;
 
 offline('events endpoints add, list, update, rotate and remove change the endpoint as the API does; only add and rotate print a secret', async () => {
   const [{ mark }] = await sql<{ mark: number }>('SELECT coalesce(max(id), 0)::int AS mark FROM audit_events');
-  const url = 'https://ops:hunter2@hooks.example.com/in?token=abc';
+  // localhost: a developer's receiver, allowed outside production with no setting (docs/EVENTS.md).
+  const url = 'https://localhost:8443/in?token=abc';
   const added = await cliInProcess(env, 'events', 'endpoints', 'add', url, '--events', 'account.created, security.changed', '--description', 'profiles');
   assert.is(added.code, 0, added.stderr);
   const id = /^id:\s+(\S+)$/m.exec(added.stdout)![1];
@@ -790,9 +791,9 @@ offline('events endpoints add, list, update, rotate and remove change the endpoi
   assert.equal({ ...disabled.endpoint, created_at: undefined }, { id, url, description: 'profiles', events: ['account.created'], enabled: false, created_at: undefined });
   const off = await endpointRow(id);
   assert.equal([off!.enabled, off!.events, off!.disabled_at !== null], [false, ['account.created'], true]);
-  const enabled = await cliJson(env, 'events', 'endpoints', 'update', id, '--enable', '--events', 'all', '--description', '', '--url', 'https://hooks.example.com/v2');
-  assert.equal({ ...enabled.endpoint, created_at: undefined }, { id, url: 'https://hooks.example.com/v2', description: null, events: [...EVENT_TYPES], enabled: true, created_at: undefined });
-  assert.equal((({ enabled, events, description, url }) => ({ enabled, events, description, url }))((await endpointRow(id))!), { enabled: true, events: null, description: null, url: 'https://hooks.example.com/v2' });
+  const enabled = await cliJson(env, 'events', 'endpoints', 'update', id, '--enable', '--events', 'all', '--description', '', '--url', 'https://localhost:8443/v2');
+  assert.equal({ ...enabled.endpoint, created_at: undefined }, { id, url: 'https://localhost:8443/v2', description: null, events: [...EVENT_TYPES], enabled: true, created_at: undefined });
+  assert.equal((({ enabled, events, description, url }) => ({ enabled, events, description, url }))((await endpointRow(id))!), { enabled: true, events: null, description: null, url: 'https://localhost:8443/v2' });
 
   const rotated = await cliJson(env, 'events', 'endpoints', 'rotate', id, '--grace', '3600');
   assert.match(rotated.secret, /^whsec_/);
@@ -818,18 +819,18 @@ offline('events endpoints add, list, update, rotate and remove change the endpoi
 
   const logged = await sql('SELECT event, account_id, user_agent, data FROM audit_events WHERE id > $1 ORDER BY id', [mark]);
   assert.equal(logged.map((entry) => entry.event), [
-    'admin.event_endpoint_created', 'admin.event_endpoint_updated', 'admin.event_endpoint_updated',
+    'admin.event_endpoint_created', 'admin.event_endpoints_read', 'admin.event_endpoint_updated', 'admin.event_endpoint_updated',
     'admin.event_endpoint_secret_rotated', 'admin.event_endpoint_secret_rotated', 'admin.event_endpoint_deleted',
   ]);
   assert.ok(logged.every((entry) => entry.account_id === null && entry.user_agent === 'gatehouse-cli'));
   for (const text of [JSON.stringify(logged), again.stdout, removed.stdout]) {
-    assert.not.ok(/hunter2|token=abc/.test(text), `the URL's credentials and query appear only in the endpoint's own listing: ${text}`);
+    assert.not.ok(/token=abc/.test(text), `the URL's query appears only in the endpoint's own listing: ${text}`);
     for (const shown of [secret, rotated.secret]) assert.not.ok(text.includes(shown.slice(6)), 'no secret but the one just made');
   }
 });
 
 offline('events commands refuse bad values with exit 2 naming the option, and change nothing', async () => {
-  const id = (await cliJson(env, 'events', 'endpoints', 'add', 'https://hooks.example.com/bad-values')).endpoint.id;
+  const id = (await cliJson(env, 'events', 'endpoints', 'add', 'https://localhost/bad-values')).endpoint.id;
   const countEndpoints = async (query: Query) => (await query('SELECT count(*)::int AS n FROM event_endpoints'))[0].n;
   const { before, endpointsBefore, mark } = await withSql(async (query) => ({
     before: await endpointRow(id, query),
@@ -841,6 +842,10 @@ offline('events commands refuse bad values with exit 2 naming the option, and ch
     [['events', 'endpoints', 'add', 'ftp://hooks.example.com/'], /<url>: must be an http or https URL/],
     [['events', 'endpoints', 'add', 'https://hooks.example.com/', '--events', 'account.created,account.exploded'], /--events: .*account\.created/],
     [['events', 'endpoints', 'add', 'https://hooks.example.com/', '--events', 'ping'], /--events: /],
+    [['events', 'endpoints', 'add', 'https://ops:hunter2@localhost/in'], /<url>: must not hold credentials/],
+    [['events', 'endpoints', 'add', 'http://169.254.169.254/latest/meta-data/'], /<url>: points at 169\.254\.169\.254, a link-local address/],
+    [['events', 'endpoints', 'add', 'http://hooks.invalid/'], /<url>: has a host that does not resolve/],
+    [['events', 'endpoints', 'update', id, '--url', 'http://10.0.0.1/'], /--url: points at 10\.0\.0\.1, a private address.*EVENTS_ALLOWED_NETWORKS/],
     [['events', 'endpoints', 'update', 'not-a-uuid', '--disable'], /<id>: must be an endpoint id/],
     [['events', 'endpoints', 'update', id, '--url', 'javascript:alert(1)'], /--url: must be an http or https URL/],
     [['events', 'endpoints', 'update', id, '--events', 'account.created,account.created'], /--events: must not name a type twice/],

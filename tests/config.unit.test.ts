@@ -211,6 +211,27 @@ test('MFA_REQUIRED_ROLES: none by default outside production; a list of roles, o
   for (const bad of ['root', 'admin,none', 'none,admin', 'Admin']) assert.equal(refusal({ ...base, MFA_REQUIRED_ROLES: bad }).problems.map((p) => p.split(':')[0]), ['MFA_REQUIRED_ROLES'], bad);
 });
 
+test('EVENTS_ALLOWED_NETWORKS: loopback outside production, nothing in production, none or a list of ranges when set', (context) => {
+  const dir = tempDir(context);
+  const base = { DATA_DIR: dir, JWT_SECRET: SECRET, DATA_KEY: KEY_HEX };
+  const production = { ...base, NODE_ENV: 'production', PUBLIC_URL: 'https://gatehouse.example', DATABASE_URL: 'postgres://gatehouse@db.internal/gatehouse', SMTP_URL: 'smtp://mail.internal:25' };
+  assert.equal(loadConfig(base).eventsAllowedNetworks, ['127.0.0.0/8', '::1/128'], "a developer's local receiver works with no setting");
+  assert.equal(loadConfig({ ...base, NODE_ENV: 'test' }).eventsAllowedNetworks, ['127.0.0.0/8', '::1/128']);
+  assert.equal(loadConfig(production).eventsAllowedNetworks, []);
+  assert.equal(loadConfig({ ...production, EVENTS_ALLOWED_NETWORKS: ' 10.20.0.0/16 , fd00::/8' }).eventsAllowedNetworks, ['10.20.0.0/16', 'fd00::/8'], 'one line for an in-cluster receiver');
+  assert.equal(loadConfig({ ...base, EVENTS_ALLOWED_NETWORKS: 'none' }).eventsAllowedNetworks, []);
+  assert.equal(loadConfig({ ...production, EVENTS_ALLOWED_NETWORKS: '10.0.0.0/8' }).warnings, []);
+  for (const wide of ['0.0.0.0/0', '169.254.0.0/16', '169.254.169.254/32', '::/0', 'fe80::/64']) {
+    const { warnings } = loadConfig({ ...base, EVENTS_ALLOWED_NETWORKS: wide });
+    assert.ok(warnings.some((warning) => /EVENTS_ALLOWED_NETWORKS holds link-local/.test(warning)), wide);
+  }
+  for (const bad of ['garbage', '10.0.0.0', '10.0.0.0/33', '10/8', '0x0a.0.0.0/8', '10.0.0.0/8,,nope', 'fd00::/129', 'none,10.0.0.0/8', '10.0.0.0/8;rm', `10.0.0.0/8\u0000`]) {
+    const error = refusal({ ...base, EVENTS_ALLOWED_NETWORKS: bad });
+    assert.equal(error.problems.map((problem) => problem.split(':')[0]), ['EVENTS_ALLOWED_NETWORKS'], bad);
+    assert.match(error.message, 'must be none or a comma-separated list of ranges');
+  }
+});
+
 test('outside production, missing secrets are generated into DATA_DIR and reused on the next load', (context) => {
   const dir = tempDir(context);
   const first = loadConfig({ DATA_DIR: dir });

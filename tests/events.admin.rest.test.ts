@@ -418,12 +418,13 @@ test('DELETE removes the endpoint and its deliveries; a later event is not deliv
   }
 });
 
-test('secrets never reach the logs or an error; URL credentials and query are sent but never logged or recorded', async (context) => {
+test('secrets never reach the logs or an error; a URL with credentials is refused; the query is sent but never logged or recorded', async (context) => {
   const { service } = context;
   const person = await fresh(context, 'credentials');
   const plain = await endpointFor(context);
-  const withCredentials = await endpointFor(context, { events: ['account.updated'] }, (receiver) => receiver.url.replace('http://', 'http://user:pass@') + '?token=abc');
-  const closedPort = await admin(context, 'POST', '/event-endpoints', { url: 'http://user:pass@127.0.0.1:9/hooks?token=abc', events: ['account.updated'] });
+  const withQuery = await endpointFor(context, { events: ['account.updated'] }, (receiver) => `${receiver.url}?token=abc`);
+  const closedPort = await admin(context, 'POST', '/event-endpoints', { url: 'http://127.0.0.1:9/hooks?token=abc', events: ['account.updated'] });
+  assert.is(closedPort.status, 201, closedPort.text);
   const unreachable = closedPort.body.endpoint.id as string;
   try {
     const rotated = await admin(context, 'POST', `/event-endpoints/${plain.id}/rotate-secret`, { grace_seconds: 600 });
@@ -433,13 +434,25 @@ test('secrets never reach the logs or an error; URL credentials and query are se
     await deliveredTo(plain.receiver, 1);
     assertError(await admin(context, 'POST', `/event-endpoints/${plain.id}/rotate-secret`, { grace_second: 1 }), 400, 'VALIDATION_FAILED');
 
-    await ping(context, withCredentials.id);
-    await changeName(context, person, 'Credentialled Receiver');
-    const got = await deliveredTo(withCredentials.receiver, 2, 'the ping and the change, at the URL with credentials');
+    // A receiver authenticates by the signature: credentials in the URL are refused, and not echoed.
+    const before = await snapshot(service);
+    for (const url of [withQuery.receiver.url.replace('http://', 'http://user:pass@'), 'https://ops:hunter2@hooks.example/in', 'http://:pass@127.0.0.1:9/']) {
+      const created = await admin(context, 'POST', '/event-endpoints', { url });
+      refused(created, 'url', url);
+      assert.match(created.body.issues[0].message, /credentials/);
+      const patched = await admin(context, 'PATCH', `/event-endpoints/${plain.id}`, { url });
+      refused(patched, 'url', url);
+      for (const answer of [created, patched]) assert.not.match(answer.text, /\bpass\b|hunter2/);
+    }
+    assert.is(await snapshot(service), before);
+
+    await ping(context, withQuery.id);
+    await changeName(context, person, 'Queried Receiver');
+    const got = await deliveredTo(withQuery.receiver, 2, 'the ping and the change, at the URL with a query');
     assert.equal(got.map((event) => event.type).sort(), ['account.updated', 'ping']);
-    for (const seen of withCredentials.receiver.received) {
+    for (const seen of withQuery.receiver.received) {
       assert.is(seen.path, '/hooks?token=abc', 'the query is sent');
-      assert.is(seen.headers.authorization, `Basic ${Buffer.from('user:pass').toString('base64')}`, 'the credentials are sent');
+      assert.is(seen.headers.authorization, undefined, 'no credentials are sent');
     }
     const failed = await eventually('the attempt at a closed port', async () => {
       const [row] = (await admin(context, 'GET', `/event-deliveries?endpoint_id=${unreachable}`)).body.items;
@@ -448,21 +461,47 @@ test('secrets never reach the logs or an error; URL credentials and query are se
     assert.match(failed.last_error, /^connection failed/);
 
     const logs = service.logs.text();
-    for (const secret of [plain.secret, rotated.body.secret, withCredentials.secret]) {
+    for (const secret of [plain.secret, rotated.body.secret, withQuery.secret]) {
       assert.not.ok(logs.includes(secret.slice(6)), 'no secret in the logs');
     }
-    assert.not.match(logs, /\bpass\b/);
+    assert.not.match(logs, /\bpass\b|hunter2/);
     assert.not.ok(logs.includes('token=abc'));
     const shown = await admin(context, 'GET', `/event-deliveries/${failed.id}`);
-    assert.not.match(shown.text, /\bpass\b|token=abc/);
+    assert.not.match(shown.text, /token=abc/);
     const audit = await service.deps.db.query<{ event: string; data: string }>(`SELECT event, data::text AS data FROM audit_events WHERE event LIKE 'admin.event%'`);
-    assert.ok(audit.some((row) => row.event === 'admin.event_endpoint_created' && row.data.includes(`${new URL(withCredentials.receiver.url).host}/hooks`)));
-    assert.ok(audit.every((row) => !/pass|token=abc/.test(row.data)), 'no credentials or query in the activity log');
+    assert.ok(audit.some((row) => row.event === 'admin.event_endpoint_created' && row.data.includes(`${new URL(withQuery.receiver.url).host}/hooks`)));
+    assert.ok(audit.every((row) => !/pass|hunter2|token=abc/.test(row.data)), 'no credentials or query in the activity log');
     assert.ok(audit.every((row) => !row.data.includes(plain.secret.slice(6)) && !row.data.includes(rotated.body.secret.slice(6))));
   } finally {
     await plain.close();
-    await withCredentials.close();
+    await withQuery.close();
     await admin(context, 'DELETE', `/event-endpoints/${unreachable}`);
+  }
+});
+
+test("every read of endpoints and deliveries is recorded in the reading admin's activity, endpoint lists included", async (context) => {
+  const { service } = context;
+  const { id, receiver, close } = await endpointFor(context);
+  try {
+    const deliveryId = await ping(context, id);
+    await deliveredTo(receiver, 1);
+    const [{ mark }] = await service.deps.db.query<{ mark: string }>('SELECT coalesce(max(id), 0)::text AS mark FROM audit_events');
+    const client = createGatehouseClient({ url: `${service.url}/trpc`, token: context.admin.token }).admin;
+    assert.is((await admin(context, 'GET', '/event-endpoints')).status, 200);
+    assert.ok((await client.eventEndpoints.query()).items.length >= 1);
+    assert.is((await admin(context, 'GET', `/event-deliveries?endpoint_id=${id}`)).status, 200);
+    assert.is((await admin(context, 'GET', `/event-deliveries/${deliveryId}`)).status, 200);
+    const recorded = await service.deps.db.query<{ account_id: number; event: string; data: any }>('SELECT account_id, event, data FROM audit_events WHERE id > $1 ORDER BY id', [mark]);
+    assert.equal(recorded.map((row) => row.event), ['admin.event_endpoints_read', 'admin.event_endpoints_read', 'admin.event_deliveries_read', 'admin.event_deliveries_read']);
+    assert.ok(recorded.every((row) => row.account_id === context.admin.user.id), 'in the reading admin\'s log');
+    assert.equal(recorded[0].data.what, 'list');
+    assert.equal(recorded[3].data, { what: 'delivery', delivery: deliveryId });
+    // A refused read records nothing: a plain user's list is 403.
+    assertError(await request(service.url, 'GET', `${ADMIN}/event-endpoints`, { headers: bearer(context.user.token) }), 403, 'FORBIDDEN');
+    const [{ count }] = await service.deps.db.query<{ count: number }>('SELECT count(*)::int AS count FROM audit_events WHERE id > $1', [mark]);
+    assert.is(count, 4);
+  } finally {
+    await close();
   }
 });
 

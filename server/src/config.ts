@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { PROVIDER_NAME, readOAuthProviders } from './config.oauth.ts';
 import { DevSecretsUnreadable, loadDevSecrets } from './lib/dev-secrets.ts';
@@ -87,6 +88,19 @@ function originOf(text: string): string | undefined {
   }
 }
 
+/** An IPv4 range in the four-part form (`10.20.0.0/16`) or an IPv6 one (`fd00::/8`). */
+const isCidr = (text: string) => (text.includes(':') ? ipaddr.IPv6.isValidCIDR(text) : ipaddr.IPv4.isValidCIDRFourPartDecimal(text));
+
+/** Outside production a developer's receiver on this machine works with no setting. */
+const DEVELOPMENT_EVENT_NETWORKS = ['127.0.0.0/8', '::1/128'];
+const LINK_LOCAL = [ipaddr.parse('169.254.169.254'), ipaddr.parse('fe80::1')];
+
+/** Whether a listed range holds link-local addresses, which stay refused whatever the list says. */
+const holdsLinkLocal = (cidr: string) => {
+  const [network, bits] = ipaddr.parseCIDR(cidr);
+  return network.range() === 'linkLocal' || LINK_LOCAL.some((address) => address.kind() === network.kind() && address.match(network, bits));
+};
+
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: wholeNumber(0, 65535).default(3000),
@@ -155,6 +169,10 @@ export const envSchema = z.object({
     .refine((value) => new Set(splitList(value)).size === splitList(value).length, 'must not name a provider twice'),
   OAUTH_GITHUB_AUTH_URL: urlText(['http:', 'https:']).default('https://github.com'),
   OAUTH_GITHUB_API_URL: urlText(['http:', 'https:']).default('https://api.github.com'),
+  EVENTS_ALLOWED_NETWORKS: z
+    .string()
+    .refine((value) => value.trim() === 'none' || (splitList(value).length > 0 && splitList(value).every(isCidr)), 'must be none or a comma-separated list of ranges like 10.20.0.0/16 or fd00::/8')
+    .optional(),
 });
 
 
@@ -215,6 +233,8 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
     warnings.push(`${unset} not set: using development secrets from ${devSecrets.file}; never do this in production`);
   }
   if (e.RATE_LIMITS === 'off') warnings.push('RATE_LIMITS=off: request rate limits are disabled');
+  const eventsAllowedNetworks = e.EVENTS_ALLOWED_NETWORKS === undefined ? (e.NODE_ENV === 'production' ? [] : DEVELOPMENT_EVENT_NETWORKS) : e.EVENTS_ALLOWED_NETWORKS.trim() === 'none' ? [] : splitList(e.EVENTS_ALLOWED_NETWORKS);
+  if (eventsAllowedNetworks.some(holdsLinkLocal)) warnings.push('EVENTS_ALLOWED_NETWORKS holds link-local addresses (169.254.0.0/16, fe80::/10): events never go there all the same');
   const oauthProviders = readOAuthProviders(
     e,
     { names: splitList(e.OAUTH_PROVIDERS), production: e.NODE_ENV === 'production', githubAuthUrl: e.OAUTH_GITHUB_AUTH_URL, githubApiUrl: e.OAUTH_GITHUB_API_URL },
@@ -287,6 +307,11 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
     databasePoolSize: e.DATABASE_POOL_SIZE,
     /** A worker-only process answers /healthz and /readyz on this port, when set (containers). */
     healthPort: e.HEALTH_PORT,
+    /**
+     * Ranges events out may go to besides public addresses (receivers inside the operators'
+     * network); link-local never, whatever this holds (modules/events/events.targets.ts).
+     */
+    eventsAllowedNetworks,
     /** Identity providers people may sign in with, in OAUTH_PROVIDERS's order (config.oauth.ts). */
     oauthProviders,
     /** Things worth a warning at start, e.g. generated development secrets. */

@@ -10,6 +10,7 @@ import { createOAuthClients, type OAuthClients } from './lib/oauth-clients.ts';
 import { createPasswordHasher, type PasswordCost, type PasswordHasher } from './lib/passwords.ts';
 import { startQueue, type PgBoss } from './lib/queue.ts';
 import { createRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
+import { createSystemResolver, type Resolver } from './lib/resolver.ts';
 import { createSignal, type Signal } from './lib/signal.ts';
 import { QUEUE_POLICIES } from './jobs.ts';
 import { createPgListener } from './lib/pg-listener.ts';
@@ -55,13 +56,15 @@ export type Deps = {
    * same process (`npm start`) dispatches them at once instead of at its next poll.
    */
   inboxKept: Signal;
+  /** Host names to addresses, for events out's check of where it sends (modules/events/events.targets.ts). */
+  resolver: Resolver;
   close(): Promise<void>;
 };
 
 /** A site's or channel's webhook secret, with the account that owns it. */
 export type WebhookSecret = { secret: unknown; accountId: number };
 
-export type DepsOverrides = Partial<Pick<Deps, 'logger' | 'clock'>> & {
+export type DepsOverrides = Partial<Pick<Deps, 'logger' | 'clock' | 'resolver'>> & {
   /** Supervise the job queue (maintenance, expiry): only the worker role needs it. */
   superviseQueue?: boolean;
   /** Cache authentication (one more connection, to LISTEN): only roles that serve requests need it. */
@@ -141,6 +144,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       webhookSecrets,
       metrics,
       inboxKept: createSignal(),
+      resolver: overrides.resolver ?? createSystemResolver(),
       async close() {
         await listener?.close();
         await sessionTouches.stop();

@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
-/** How the receiver answers: 200, 500 with a body, never (until the socket closes), or by dropping the connection. */
-export type ReceiverMode = 'ok' | 'fail' | 'hang' | 'close';
+/** How the receiver answers: 200, 500 with a body, never (until the socket closes), by dropping the connection, or 307 to `redirectTo`. */
+export type ReceiverMode = 'ok' | 'fail' | 'hang' | 'close' | 'redirect';
 
 /** One request as the receiver saw it; `verified` is the body as `standardwebhooks` verified it, or its error. */
 export type Received = { path: string; headers: Record<string, string>; body: string; at: number; verified: unknown; error?: string; mode: ReceiverMode };
@@ -17,6 +17,7 @@ export class EventReceiver {
   readonly received: Received[] = [];
   mode: ReceiverMode = 'ok';
   secrets: string[] = [];
+  redirectTo = '';
   private readonly sockets = new Set<Socket>();
   private readonly hanging = new Set<ServerResponse>();
   private readonly server = createServer((req, res) => this.handle(req, res));
@@ -73,6 +74,10 @@ export class EventReceiver {
       }
       if (mode === 'close') {
         req.socket.destroy();
+        return;
+      }
+      if (mode === 'redirect') {
+        res.writeHead(307, { location: this.redirectTo, 'content-type': 'text/plain' }).end('moved');
         return;
       }
       if (mode === 'fail') {

@@ -8,6 +8,7 @@ import { loadConfig } from '../../server/src/config.ts';
 import { TestClock } from '../../server/src/lib/clock.ts';
 import { createLogger } from '../../server/src/lib/logger.ts';
 import type { PasswordCost } from '../../server/src/lib/passwords.ts';
+import type { Resolver } from '../../server/src/lib/resolver.ts';
 import { startService, type Role, type RunningService } from '../../gateway/src/server.ts';
 import { recordAnswer } from './answers.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
@@ -136,29 +137,31 @@ const TEST_PASSWORD_COST: PasswordCost = { memoryCost: 1024, timeCost: 1 };
  * `options.joining` starts another instance of that service's deployment instead: its
  * database, secrets and public URL; the first one drops the database when it closes.
  * `options.role: 'gateway'` starts it without its worker (nothing applies what it keeps).
+ * `options.resolver` answers for host names instead of the system (helpers/resolver.ts).
  */
 export async function startTestService(
   env: Record<string, string> = {},
-  options: { joining?: TestService; realPasswordCost?: boolean; role?: Role } = {},
+  options: { joining?: TestService; realPasswordCost?: boolean; role?: Role; resolver?: Resolver } = {},
 ): Promise<TestService> {
   const database = options.joining ? sameDeployment(options.joining) : await createTestDatabase({ migrated: true });
   const smtp = await startSmtpServer();
   const port = await freePort();
   const fullEnv: Record<string, string> = { ...serviceEnv(port, smtp.url), LOG_LEVEL: 'debug', ...database.env, ...env };
-  return startOn(fullEnv, database, smtp, options.realPasswordCost ? undefined : TEST_PASSWORD_COST, options.role ?? 'all');
+  const passwordCost = options.realPasswordCost ? undefined : TEST_PASSWORD_COST;
+  return startOn(fullEnv, database, smtp, { passwordCost, resolver: options.resolver }, options.role ?? 'all');
 }
 
 async function startOn(
   fullEnv: Record<string, string>,
   database: TestDatabase,
   smtp: SmtpServer,
-  passwordCost: PasswordCost | undefined,
+  overrides: { passwordCost: PasswordCost | undefined; resolver: Resolver | undefined },
   role: Role,
 ): Promise<TestService> {
   const clock = new TestClock();
   const logs = new LogCapture();
   const config = loadConfig(fullEnv);
-  const service = await startService(config, role, { clock, logger: createLogger(config.logLevel, logs), passwordCost });
+  const service = await startService(config, role, { clock, logger: createLogger(config.logLevel, logs), ...overrides });
   return {
     ...service,
     url: service.url!,
@@ -168,7 +171,7 @@ async function startOn(
     env: fullEnv,
     async restart(changes) {
       await service.stop();
-      return startOn({ ...fullEnv, ...changes }, database, smtp, passwordCost, role);
+      return startOn({ ...fullEnv, ...changes }, database, smtp, overrides, role);
     },
     async close() {
       await service.stop();

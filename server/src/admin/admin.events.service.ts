@@ -4,6 +4,7 @@ import { AppError } from '../errors/errors.ts';
 import type { Queryable } from '../lib/db.ts';
 import { recordEvent, type AuditEvent } from '../modules/activity/index.ts';
 import {
+  checkEventTarget,
   EVENT_TYPES,
   eventBody,
   eventsStore as repo,
@@ -42,8 +43,19 @@ const toEndpoint = (row: repo.EndpointRow) => ({
 
 const notFound = () => new AppError('NOT_FOUND', 'No such event endpoint.');
 
+/**
+ * Refuses a URL whose host may not receive events (modules/events/events.targets.ts): one
+ * that resolves to a private, loopback, link-local or other special address, or not at all
+ * within 2 s. The sender checks again before every send, on the address it connects to.
+ */
+async function refuseForbiddenTarget(deps: Deps, url: string): Promise<void> {
+  const target = await checkEventTarget(deps, new URL(url));
+  if ('refused' in target) throw new AppError('VALIDATION_FAILED', undefined, { issues: [{ path: 'url', message: target.refused }] });
+}
+
 /** A new endpoint and its secret, which is shown this once. */
 export async function createEndpoint(deps: Deps, actor: Actor, input: CreateEndpointInput) {
+  await refuseForbiddenTarget(deps, input.url);
   const id = randomUUID();
   const secret = newSecret();
   const row = await deps.db.transaction(async (tx) => {
@@ -61,8 +73,11 @@ export async function createEndpoint(deps: Deps, actor: Actor, input: CreateEndp
   return { success: true as const, endpoint: toEndpoint(row), secret };
 }
 
-export async function listEndpoints(deps: Deps) {
-  return { success: true as const, items: (await repo.endpointRows(deps.db)).map(toEndpoint) };
+/** Every endpoint; the read is recorded, as every admin action is. */
+export async function listEndpoints(deps: Deps, actor: Actor) {
+  const rows = await repo.endpointRows(deps.db);
+  await audit(deps, deps.db, actor, 'admin.event_endpoints_read', { what: 'list', count: rows.length });
+  return { success: true as const, items: rows.map(toEndpoint) };
 }
 
 /**
@@ -70,6 +85,7 @@ export async function listEndpoints(deps: Deps) {
  * as skipped); `enabled: true` sends new events again and nothing older by itself.
  */
 export async function updateEndpoint(deps: Deps, actor: Actor, input: UpdateEndpointInput) {
+  if (input.url !== undefined) await refuseForbiddenTarget(deps, input.url);
   const row = await deps.db.transaction(async (tx) => {
     if (!(await repo.lockEndpoint(tx, input.id))) throw notFound();
     const now = deps.clock.now();

@@ -36,7 +36,7 @@ export const eventProcedures = {
     .meta(restRoute('GET', '/admin/event-endpoints', 'Every event endpoint', { protect: true, errors: NOT_ADMIN }))
     .input(z.void())
     .output(s.endpointsOutput)
-    .query(({ ctx }) => eventsAdmin.listEndpoints(ctx.deps)),
+    .query(({ ctx }) => eventsAdmin.listEndpoints(ctx.deps, actor(ctx))),
 
   updateEventEndpoint: adminProcedure
     .meta(restRoute('PATCH', '/admin/event-endpoints/{id}', 'Change an endpoint: its URL, event types, description, or whether it is sent to', {

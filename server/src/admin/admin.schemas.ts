@@ -103,13 +103,18 @@ export const auditFilterInput = strictInput(auditFilterShape).superRefine(sinceN
 
 export const auditExportInput = strictInput({
   ...auditFilterShape,
-  cursor: z.string().regex(/^[0-9]{1,19}$/, 'must be a next_cursor this export gave out').optional().describe('next_cursor of the previous page'),
+  cursor: z
+    .string()
+    .max(1000, 'must be a next_cursor this export gave out')
+    .regex(/^[A-Za-z0-9._-]+$/, 'must be a next_cursor this export gave out')
+    .optional()
+    .describe('next_cursor of the previous page, with the same since, until and account_id; it is sealed, and only this export gives one out'),
 }).superRefine(sinceNotAfterUntil);
 
 export const auditExportOutput = z.object({
   success: z.literal(true),
   items: z.array(auditLineSchema).describe('Up to 1000 events, oldest first'),
-  next_cursor: z.string().nullable().describe('Where the next page starts; null on the last page'),
+  next_cursor: z.string().nullable().describe('Where the next page starts (opaque, valid for an hour, for this admin and these filters); null on the last page'),
 });
 
 /**

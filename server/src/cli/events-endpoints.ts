@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { eventsAdminSchemas as s } from '../admin/admin.schemas.ts';
-import { EVENT_TYPES_HELP, eventTypesOption, explainDisabledEndpoint, parseNamed, withEvents } from './events-options.ts';
+import { EVENT_TYPES_HELP, eventTypesOption, explainDisabledEndpoint, parseNamed, withEvents, withNamedIssues } from './events-options.ts';
 import { printEndpoint, printEndpoints, printSecret } from './events-print.ts';
 import { integerOption, type JsonOption } from './inbox-options.ts';
 import { JSON_OPTION_HELP, printJson, printLine, UsageError } from './output.ts';
@@ -18,7 +18,7 @@ type AddOptions = JsonOption & { events?: string; description?: string };
 async function add(url: string, options: AddOptions): Promise<void> {
   // Checked as the API checks it, before any connection is made.
   const input = parseNamed(s.createEndpointInput, { url, events: eventTypesOption(options.events) ?? undefined, description: options.description }, { url: '<url>' });
-  const created = await withEvents((events, deps) => events.createEndpoint(deps, CLI_ACTOR, input));
+  const created = await withNamedIssues(() => withEvents((events, deps) => events.createEndpoint(deps, CLI_ACTOR, input)), { url: '<url>' });
   if (options.json) return printJson(created);
   printLine('Endpoint added: it receives these events from now on, signed with the secret below.');
   printEndpoint(created.endpoint);
@@ -26,7 +26,7 @@ async function add(url: string, options: AddOptions): Promise<void> {
 }
 
 async function list(options: JsonOption): Promise<void> {
-  const listed = await withEvents((events, deps) => events.listEndpoints(deps));
+  const listed = await withEvents((events, deps) => events.listEndpoints(deps, CLI_ACTOR));
   if (options.json) return printJson(listed);
   printEndpoints(listed.items);
 }

@@ -28,6 +28,22 @@ export function parseNamed<T>(schema: z.ZodType<T>, input: unknown, names: Recor
   throw new z.ZodError(result.error.issues.map((issue) => ({ ...issue, path: issue.path.map((key) => (typeof key === 'string' && names[key]) || key) })));
 }
 
+/**
+ * The service's refusal of a field the command gives under a name of its own (where `add
+ * <url>` may send: a private address, a name that does not resolve), named as the command
+ * spells it, as parseNamed names the schema's.
+ */
+export async function withNamedIssues<T>(work: () => Promise<T>, names: Record<string, string>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const { AppError } = await import('../index.ts');
+    const issues = error instanceof AppError ? error.extra.issues : undefined;
+    if (!(error instanceof AppError) || !issues) throw error;
+    throw new AppError(error.code, undefined, { ...error.extra, issues: issues.map((issue) => ({ ...issue, path: names[issue.path] ?? issue.path })) });
+  }
+}
+
 /** The events services, built as every command builds its services (session.ts). */
 export function withEvents<T>(work: (events: EventsAdminService, deps: Deps) => Promise<T>): Promise<T> {
   return withServices(async (_admin, deps) => work((await import('../index.ts')).eventsAdminService, deps));

@@ -13,6 +13,8 @@ const insertIfWritten = (accountSql: string, first: number) => `${INSERT} SELECT
 const INSERT_BY_ID = { name: 'audit_insert_by_id', text: insertInto('$1::int') };
 const INSERT_BY_EMAIL = { name: 'audit_insert_by_email', text: insertInto(accountIdByEmailSql(1)) };
 
+const INSERT_BY_ID_RETURNING = `${insertInto('$1::int')} RETURNING id`;
+
 export type NewEvent = Pick<AuditEventRecord, 'event' | 'at' | 'ip' | 'user_agent' | 'data'>;
 
 /**
@@ -23,6 +25,12 @@ export type NewEvent = Pick<AuditEventRecord, 'event' | 'at' | 'ip' | 'user_agen
 export async function insertEvent(db: Queryable, who: { accountId: number | null } | { email: string }, event: NewEvent): Promise<void> {
   const [statement, account] = 'accountId' in who ? [INSERT_BY_ID, who.accountId] : [INSERT_BY_EMAIL, who.email];
   await db.query(statement, [account, event.event, event.at, event.ip, event.user_agent, event.data]);
+}
+
+/** One event of an account by id (or of no account), and the id the log gave it. */
+export async function insertEventReturningId(db: Queryable, accountId: number | null, event: NewEvent): Promise<string> {
+  const [row] = await db.query<{ id: string }>(INSERT_BY_ID_RETURNING, [accountId, event.event, event.at, event.ip, event.user_agent, event.data]);
+  return String(row.id);
 }
 
 /**

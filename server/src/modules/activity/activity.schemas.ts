@@ -55,6 +55,7 @@ export const AUDIT_EVENTS = [
   'admin.event_endpoint_secret_rotated',
   'admin.event_endpoint_deleted',
   'admin.event_endpoint_tested',
+  'admin.event_endpoints_read',
   'admin.event_deliveries_read',
   'admin.event_delivery_retried',
   'admin.event_deliveries_retried',

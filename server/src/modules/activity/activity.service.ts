@@ -3,7 +3,7 @@ import type { Queryable, SqlPart } from '../../lib/db.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { inBatches } from '../../lib/batches.ts';
 import type { AuditEventRecord } from './activity.model.ts';
-import { deleteEventsBefore, eventInsertById, eventsAfter, insertEvent, latestEvents, type EventFilter, type NewEvent } from './activity.repo.ts';
+import { deleteEventsBefore, eventInsertById, eventsAfter, insertEvent, insertEventReturningId, latestEvents, type EventFilter, type NewEvent } from './activity.repo.ts';
 import type { AuditEvent, AuditLine } from './activity.schemas.ts';
 
 /** What is kept of a request's user agent: enough to recognise a browser, bounded. */
@@ -22,6 +22,18 @@ export async function recordEvent(
   data?: Record<string, unknown>,
 ): Promise<void> {
   await insertEvent(db, who, eventOf(clock, event, request, data));
+}
+
+/** recordEvent's line, of an account by id, for a caller that names it later (an export's pages name their export). */
+export function recordEventReturningId(
+  db: Queryable,
+  clock: Clock,
+  event: AuditEvent,
+  who: { accountId: number | null },
+  request: RequestInfo,
+  data?: Record<string, unknown>,
+): Promise<string> {
+  return insertEventReturningId(db, who.accountId, eventOf(clock, event, request, data));
 }
 
 const eventOf = (clock: Clock, event: AuditEvent, request: RequestInfo, data: Record<string, unknown> | undefined): NewEvent => ({

@@ -4,4 +4,4 @@
 export { auditEventsTable, type AuditEventRecord } from './activity.model.ts';
 export { AUDIT_EVENTS, auditLineSchema, type AuditEvent, type AuditLine } from './activity.schemas.ts';
 export type { EventFilter } from './activity.repo.ts';
-export { AUDIT_PAGE_SIZE, auditEventPages, eventInsert, purgeAuditEvents, recordEvent, userAgentOf } from './activity.service.ts';
+export { AUDIT_PAGE_SIZE, auditEventPages, eventInsert, purgeAuditEvents, recordEvent, recordEventReturningId, userAgentOf } from './activity.service.ts';

@@ -42,19 +42,28 @@ export type OutboundEvent = { [Type in keyof EventData]: { type: Type; data: Eve
 
 // ------------------------------------------------------------------ the admin API (contract 12)
 
+/** Said of a URL with `user:pass@`, at create and update, and by a send to one stored before the rule. */
+export const CREDENTIALS_REFUSED = 'must not hold credentials (a user name or password before @): a receiver checks the signature instead';
+
+const parsedUrl = (text: string) => {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+};
+
 const endpointId = z.uuid('must be an endpoint id').describe('The endpoint id (a UUID)');
+// Where the host may point is the service's to check (events.targets.ts): it resolves the name.
 const url = z
   .string()
   .max(2000)
   .refine((text) => {
-    try {
-      const parsed = new URL(text);
-      return (parsed.protocol === 'https:' || parsed.protocol === 'http:') && parsed.hostname !== '';
-    } catch {
-      return false;
-    }
+    const parsed = parsedUrl(text);
+    return parsed !== undefined && (parsed.protocol === 'https:' || parsed.protocol === 'http:') && parsed.hostname !== '';
   }, 'must be an http or https URL')
-  .describe('Where events are POSTed (http or https)');
+  .refine((text) => !parsedUrl(text)?.username && !parsedUrl(text)?.password, CREDENTIALS_REFUSED)
+  .describe('Where events are POSTed (http or https, without credentials); its host must resolve to public addresses only, or to a range of EVENTS_ALLOWED_NETWORKS');
 const eventTypes = z
   .array(z.enum(EVENT_TYPES))
   .min(1)

@@ -7,13 +7,16 @@ import * as repo from './events.repo.ts';
 import { previousSecretPlace, secretPlace, signedHeaders } from './events.signing.ts';
 import type { AttemptLogEntry } from './events.model.ts';
 import { postEvent } from './events.http.ts';
+import { checkTarget, RESOLVE_TIMEOUT_MS, type TargetDeps } from './events.targets.ts';
 import { redactedUrl } from './events.urls.ts';
 
 /** What the sender works with (a subset of the service's Deps). */
-export type SenderDeps = { db: Db; clock: Clock; secretBox: SecretBox; logger: Logger };
+export type SenderDeps = TargetDeps & { db: Db; clock: Clock; secretBox: SecretBox; logger: Logger };
 
 /** An attempt that has no answer within this is a failure (contract, section 12). */
 export const SEND_TIMEOUT_MS = 15_000;
+/** The longest an attempt takes: its host resolved and checked, then the request. */
+const ATTEMPT_MS = RESOLVE_TIMEOUT_MS + SEND_TIMEOUT_MS;
 /**
  * How long a leased delivery is held: a worker that died with it queued or mid-send gives it
  * up after this. One is sent only while its lease still covers a whole attempt and a margin,
@@ -22,7 +25,7 @@ export const SEND_TIMEOUT_MS = 15_000;
  */
 const LEASE_MARGIN_MS = 1_000;
 const QUEUE_WAIT_MS = 2_000;
-const LEASE_MS = SEND_TIMEOUT_MS + LEASE_MARGIN_MS + QUEUE_WAIT_MS;
+const LEASE_MS = ATTEMPT_MS + LEASE_MARGIN_MS + QUEUE_WAIT_MS;
 /** After the n-th failed attempt the next waits RETRY_DELAYS_MS[n-1]; after the last it is dead. */
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 /** Each wait is longer by up to this share, at random, so that failures do not come back in step. */
@@ -65,6 +68,24 @@ export type SenderHooks = {
 };
 
 /**
+ * One attempt: where it may go checked first (events.targets.ts), then the request to that
+ * address. A refused target is a failed attempt like a refused connection, and no byte of
+ * any answer is read from an address that was not allowed.
+ */
+async function tryOnce(deps: SenderDeps, delivery: repo.DueDelivery, headers: Record<string, string>): Promise<{ status: number | null; error: string | null }> {
+  try {
+    const url = new URL(delivery.url);
+    const target = await checkTarget(deps, url);
+    if ('refused' in target) return { status: null, error: `not sent: the URL ${target.refused}` };
+    const answer = await postEvent(url, target.address, headers, delivery.body, SEND_TIMEOUT_MS, KEPT_ANSWER_BYTES);
+    const ok = answer.status >= 200 && answer.status < 300;
+    return { status: answer.status, error: ok ? null : `HTTP ${answer.status}${answer.body ? `: ${answer.body}` : ''}` };
+  } catch (failure) {
+    return { status: null, error: failureOf(failure) };
+  }
+}
+
+/**
  * Sends one leased delivery and records the attempt. The signatures' timestamp is the real
  * time of the attempt, which receivers hold against their own clocks; the schedule goes by
  * the service clock.
@@ -81,16 +102,8 @@ export async function sendDelivery(
     secrets.push(deps.secretBox.open(delivery.previous_secret_sealed, previousSecretPlace(delivery.endpoint_id)));
   }
   const started = performance.now();
-  let status: number | null = null;
-  let error: string | null = null;
-  try {
-    const headers = { 'content-type': 'application/json', 'user-agent': 'Gatehouse-Webhooks/1', ...signedHeaders(delivery.event_id, sentAt, delivery.body, secrets) };
-    const answer = await postEvent(new URL(delivery.url), headers, delivery.body, SEND_TIMEOUT_MS, KEPT_ANSWER_BYTES);
-    status = answer.status;
-    if (status < 200 || status >= 300) error = `HTTP ${status}${answer.body ? `: ${answer.body}` : ''}`;
-  } catch (failure) {
-    error = failureOf(failure);
-  }
+  const headers = { 'content-type': 'application/json', 'user-agent': 'Gatehouse-Webhooks/1', ...signedHeaders(delivery.event_id, sentAt, delivery.body, secrets) };
+  const { status, error } = await tryOnce(deps, delivery, headers);
   const now = deps.clock.now();
   const attempt: AttemptLogEntry = { at: now.toISOString(), status, error, ms: Math.round(performance.now() - started) };
   if (error === null) {
@@ -110,6 +123,22 @@ export async function sendDelivery(
     }
   }
   return outcome;
+}
+
+/**
+ * Endpoints stored before the rules of where events may go (events.targets.ts) that break
+ * them, each logged as a warning at start: their sends fail until an operator changes them.
+ */
+async function warnAboutForbiddenEndpoints(deps: SenderDeps): Promise<void> {
+  const endpoints = await repo.endpointRows(deps.db);
+  await Promise.all(
+    endpoints.map(async (endpoint) => {
+      const target = URL.canParse(endpoint.url) ? await checkTarget(deps, new URL(endpoint.url)) : { refused: 'is not a URL' };
+      if ('refused' in target) {
+        deps.logger.warn({ endpoint: endpoint.id, url: redactedUrl(endpoint.url), reason: target.refused }, 'event endpoint breaks the rules of where events may go: its sends fail until its URL is changed');
+      }
+    }),
+  );
 }
 
 export type EventSender = {
@@ -192,7 +221,7 @@ export function startEventSender(deps: SenderDeps, hooks: SenderHooks = {}): Eve
 
   /** Starts what the endpoint's places allow; drops from the queue what its lease no longer covers. */
   const pump = (endpointId: string, state: { queue: Queued[]; inFlight: number }) => {
-    const latestStart = performance.now() + SEND_TIMEOUT_MS + LEASE_MARGIN_MS;
+    const latestStart = performance.now() + ATTEMPT_MS + LEASE_MARGIN_MS;
     while (!stopped && state.queue.length && state.inFlight < IN_FLIGHT_PER_ENDPOINT && inFlight < IN_FLIGHT) {
       const next = state.queue.shift()!;
       if (next.leasedUntil >= latestStart) send(endpointId, state, next.delivery);
@@ -241,11 +270,14 @@ export function startEventSender(deps: SenderDeps, hooks: SenderHooks = {}): Eve
   const timer = setInterval(lease, POLL_MS);
   timer.unref();
   lease();
+  // In the background: names may take a while to resolve, and sending need not wait for a warning.
+  const checked = warnAboutForbiddenEndpoints(deps).catch((error: unknown) => deps.logger.warn({ err: error }, 'could not check the stored event endpoints'));
   return {
     wake: lease,
     async stop() {
       stopped = true;
       clearInterval(timer);
+      await checked;
       // A lease under way may still start sends: wait for it, then for every send it started.
       while (leasing || running.size) await Promise.allSettled([leasing, ...running]);
       // What is still queued is handed back, for another worker (or this one after a restart) at once.

@@ -23,4 +23,5 @@ export {
 } from './events.schemas.ts';
 export { startEventSender, type EventSender, type SendOutcome, type SenderHooks } from './events.sender.ts';
 export { newSecret, previousSecretPlace, secretPlace } from './events.signing.ts';
+export { checkTarget as checkEventTarget, type TargetDeps as EventTargetDeps } from './events.targets.ts';
 export { redactedUrl } from './events.urls.ts';

@@ -4,7 +4,18 @@ import { AppError } from '../../errors/errors.ts';
 import { refuseIfLimited } from '../../errors/rate-limited.ts';
 import { QUEUES, type PasswordResetJob } from '../../jobs.ts';
 import { rateLimitSubject } from '../../lib/rate-limiter.ts';
-import { accountByEmail, ACCOUNT_RATE_RULES, issueToken, liveTokenOwner, setPasswordHashByMail, TAKEOVER_LINKS, useToken, voidTokens } from '../accounts/index.ts';
+import {
+  accountByEmail,
+  ACCOUNT_RATE_RULES,
+  emitAccountEvent,
+  issueToken,
+  liveTokenOwner,
+  lockAccount,
+  setPasswordHashByMail,
+  TAKEOVER_LINKS,
+  useToken,
+  voidTokens,
+} from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
 import { emitSecurityChange } from '../events/index.ts';
 import { revokeSessions, SESSION_RATE_RULES } from '../sessions/index.ts';
@@ -44,7 +55,7 @@ type ResetAccount = { email: string; name: string };
 
 /**
  * Sets the password, ends every session, clears the failed-login count, marks the address
- * verified (the mail arrived), and cancels what other mailed links were pending: a
+ * verified (the mail arrived: `account.created` for an account that was not), and cancels what other mailed links were pending: a
  * registration's, and an e-mail change's (a reset says something may have been taken over).
  * The API key is kept, so integrations go on; the notice offers to rotate it.
  */
@@ -59,10 +70,14 @@ export async function resetPassword(deps: Deps, token: string, password: string,
   const account = await deps.db.transaction(async (tx): Promise<ResetAccount & { id: number } | undefined> => {
     const used = await useToken(tx, deps.clock, 'reset', token);
     if (!used) return undefined;
+    // Locked before it is marked verified, so that a verification link used at the same time cannot report it too.
+    const before = await lockAccount(tx, { id: used.account_id });
     const row = await setPasswordHashByMail(tx, used.account_id, passwordHash, deps.clock.now());
     await revokeSessions(tx, deps.clock, used.account_id);
     await voidTokens(tx, deps.clock, used.account_id, [...TAKEOVER_LINKS, 'verify']);
     await recordEvent(tx, deps.clock, 'password.reset', { accountId: used.account_id }, request);
+    // The mailed link proved the address, as a verification link does: an account never verified exists for the platform from now.
+    if (before && !before.email_verified) await emitAccountEvent(tx, deps.clock, used.account_id);
     await emitSecurityChange(tx, deps.clock, used.account_id, 'password');
     return { id: used.account_id, ...row };
   });
