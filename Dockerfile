@@ -27,7 +27,9 @@ RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean -
 FROM ${NODE_IMAGE}
 # NODE_COMPILE_CACHE (Node 22.1+): a restart reuses the compiled code of the first start
 # instead of compiling the bundle again (not measurable on the Node 20 machines here).
+# HOST: every interface of the container (outside production the service listens on loopback only).
 ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
     PORT=3000 \
     DATA_DIR=/data \
     NODE_COMPILE_CACHE=/tmp/gatehouse-compile-cache

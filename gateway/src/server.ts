@@ -71,9 +71,10 @@ export async function startService(config: Config, role: Role, overrides: DepsOv
       server!.once('error', reject);
       server!.listen(config.port, config.host, () => resolve());
     });
-    const { port } = server.address() as AddressInfo;
+    const { port, address } = server.address() as AddressInfo;
     url = `http://127.0.0.1:${port}`;
-    deps.logger.info({ port, host: config.host, publicUrl: config.publicUrl }, 'gateway listening');
+    // `address` as the socket has it: what HOST (a name, or unset) came to.
+    deps.logger.info({ port, host: config.host, address, publicUrl: config.publicUrl }, 'gateway listening');
   }
   let stopping: Promise<void> | undefined;
   return {

@@ -79,7 +79,9 @@ function originOf(text: string): string | undefined {
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: wholeNumber(0, 65535).default(3000),
-  HOST: z.string().min(1).default('0.0.0.0'),
+  // Outside production a developer's machine keeps its generated secrets off the network;
+  // the image and docker-compose.yml set 0.0.0.0 themselves.
+  HOST: z.string().min(1).optional().meta({ defaultText: '`127.0.0.1` outside production, `0.0.0.0` in it' }),
   PUBLIC_URL: urlText(['http:', 'https:']).optional(),
   DATABASE_URL: urlText(['postgres:', 'postgresql:']).optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
@@ -213,7 +215,7 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
   return {
     env: e.NODE_ENV,
     port: e.PORT,
-    host: e.HOST,
+    host: e.HOST ?? (e.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
