@@ -42,7 +42,8 @@ COPY package.json ./
 USER node
 VOLUME ["/data"]
 EXPOSE 3000
-# A gateway answers on PORT; a worker on HEALTH_PORT when set (docker-compose.yml sets it).
+# A gateway answers on PORT; a worker on HEALTH_PORT when set (docker-compose.yml sets it, and
+# WORKER_METRICS_PORT to the same port: the worker's /metrics beside its health).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 CMD ["node", "dist/healthcheck.js"]
 # node itself is the main process, so SIGTERM reaches the service and it drains
 # (SHUTDOWN_TIMEOUT, default 25 s: give the runtime's stop timeout a little more).

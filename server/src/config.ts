@@ -139,6 +139,8 @@ export const envSchema = z.object({
   SHUTDOWN_TIMEOUT: duration('25s', MAX_TIMEOUT),
   DATABASE_POOL_SIZE: wholeNumber(2, 1000).default(20),
   HEALTH_PORT: wholeNumber(0, 65535).optional(),
+  // A scrape target needs a port known in advance: 0 (any free port) would be none.
+  WORKER_METRICS_PORT: wholeNumber(1, 65535).optional(),
   OAUTH_PROVIDERS: z
     .string()
     .default('')
@@ -206,6 +208,7 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
     warnings.push(`${unset} not set: using development secrets from ${devSecrets.file}; never do this in production`);
   }
   if (e.RATE_LIMITS === 'off') warnings.push('RATE_LIMITS=off: request rate limits are disabled');
+  if (e.WORKER_METRICS_PORT !== undefined && !e.METRICS_TOKEN) warnings.push('WORKER_METRICS_PORT is set without METRICS_TOKEN: a worker-only process answers /metrics there with 404');
   const oauthProviders = readOAuthProviders(
     e,
     { names: splitList(e.OAUTH_PROVIDERS), production: e.NODE_ENV === 'production', githubAuthUrl: e.OAUTH_GITHUB_AUTH_URL, githubApiUrl: e.OAUTH_GITHUB_API_URL },
@@ -278,6 +281,8 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
     databasePoolSize: e.DATABASE_POOL_SIZE,
     /** A worker-only process answers /healthz and /readyz on this port, when set (containers). */
     healthPort: e.HEALTH_PORT,
+    /** A worker-only process answers /metrics (behind metricsToken), /healthz and /readyz on this port, when set. */
+    workerMetricsPort: e.WORKER_METRICS_PORT,
     /** Identity providers people may sign in with, in OAUTH_PROVIDERS's order (config.oauth.ts). */
     oauthProviders,
     /** Things worth a warning at start, e.g. generated development secrets. */
