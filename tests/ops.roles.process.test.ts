@@ -136,7 +136,7 @@ if (process.env.DATABASE_URL) {
       }
       assertError(await request(workerUrl, 'GET', '/api/v1/auth/me', { headers: bearer(METRICS_TOKEN) }), 404, 'NOT_FOUND');
       const first = await scrape(workerUrl, METRICS_TOKEN);
-      for (const name of ['event_deliveries_total', 'job_failures_total', 'inbox_dispatch_failures_total', 'inbox_deliveries', 'event_oldest_pending_seconds', 'process_cpu_seconds_total']) {
+      for (const name of ['event_deliveries_total', 'job_failures_total', 'inbox_dispatch_failures_total', 'inbox_deliveries', 'event_oldest_pending_seconds', 'event_endpoints', 'process_cpu_seconds_total']) {
         assert.ok(metricTypes(first).has(name), name);
       }
 
@@ -151,9 +151,13 @@ if (process.env.DATABASE_URL) {
       const pinged = await request(base, 'POST', `/api/v1/admin/event-endpoints/${created.body.endpoint.id}/test`, { headers: bearer(admin.token) });
       assert.is(pinged.status, 200, pinged.text);
 
-      const counted = await eventually('the worker counted the failed job and the delivered ping', async () => {
+      const counted = await eventually('the worker counted the failed job, the delivered ping and the endpoint', async () => {
         const text = await scrape(workerUrl, METRICS_TOKEN);
-        const done = valueOf(text, 'job_failures_total', { queue: 'webhook-process' }) >= 1 && valueOf(text, 'event_deliveries_total', { type: 'ping', outcome: 'delivered' }) === 1;
+        const done =
+          valueOf(text, 'job_failures_total', { queue: 'webhook-process' }) >= 1 &&
+          valueOf(text, 'event_deliveries_total', { type: 'ping', outcome: 'delivered' }) === 1 &&
+          // Read from the database at most every 5 s.
+          valueOf(text, 'event_endpoints', { state: 'enabled' }) === 1;
         return done ? text : undefined;
       }, 20_000);
       assert.is(receiver.delivered().length, 1);

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { AppError, bearerToken, countByProviderAndState, oldestPendingEventDeliveries, PROVIDER_NAMES, safeEqual, type Deps } from '../../../server/src/index.ts';
+import { AppError, bearerToken, connectMetricReadings, safeEqual, type Deps } from '../../../server/src/index.ts';
 
 /**
  * GET /metrics, Prometheus text, for whoever holds METRICS_TOKEN (docs/OPERATIONS.md, Metrics):
@@ -10,9 +10,7 @@ export function mountMetrics(router: Router, deps: Deps): void {
   const token = deps.config.metricsToken;
   if (!token) return;
   const { metrics } = deps;
-  // The inbox gauges' one query: see InboxSource in server/src/metrics.ts for why it is handed over here.
-  metrics.readInboxFrom({ read: () => countByProviderAndState(deps.db), providers: PROVIDER_NAMES });
-  metrics.readEventsFrom(() => oldestPendingEventDeliveries(deps.db));
+  connectMetricReadings(deps);
 
   router.get('/metrics', async (ctx) => {
     const presented = bearerToken(ctx.get('authorization')) ?? '';
