@@ -27,7 +27,9 @@ RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean -
 FROM ${NODE_IMAGE}
 # NODE_COMPILE_CACHE (Node 22.1+): a restart reuses the compiled code of the first start
 # instead of compiling the bundle again (not measurable on the Node 20 machines here).
+# HOST: every interface of the container (outside production the service listens on loopback only).
 ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
     PORT=3000 \
     DATA_DIR=/data \
     NODE_COMPILE_CACHE=/tmp/gatehouse-compile-cache
@@ -40,7 +42,8 @@ COPY package.json ./
 USER node
 VOLUME ["/data"]
 EXPOSE 3000
-# A gateway answers on PORT; a worker on HEALTH_PORT when set (docker-compose.yml sets it).
+# A gateway answers on PORT; a worker on HEALTH_PORT when set (docker-compose.yml sets it, and
+# WORKER_METRICS_PORT to the same port: the worker's /metrics beside its health).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 CMD ["node", "dist/healthcheck.js"]
 # node itself is the main process, so SIGTERM reaches the service and it drains
 # (SHUTDOWN_TIMEOUT, default 25 s: give the runtime's stop timeout a little more).

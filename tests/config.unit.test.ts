@@ -30,7 +30,7 @@ test('defaults', (context) => {
   const config = loadConfig({ DATA_DIR: tempDir(context), JWT_SECRET: SECRET, DATA_KEY: KEY_HEX });
   assert.is(config.env, 'development');
   assert.is(config.port, 3000);
-  assert.is(config.host, '0.0.0.0');
+  assert.is(config.host, '127.0.0.1', "outside production a developer's secrets stay off the network");
   assert.is(config.publicUrl, 'http://localhost:3000');
   assert.is(config.databaseUrl, undefined);
   assert.is(config.smtpUrl, undefined);
@@ -122,6 +122,11 @@ const BAD_VALUES: Array<[string, string]> = [
   ['DATABASE_POOL_SIZE', '1'],
   ['DATABASE_POOL_SIZE', 'lots'],
   ['HEALTH_PORT', '99999'],
+  ['WORKER_METRICS_PORT', '0'],
+  ['WORKER_METRICS_PORT', '65536'],
+  ['WORKER_METRICS_PORT', 'metrics'],
+  ['WORKER_METRICS_PORT', '9464.5'],
+  ['WORKER_METRICS_PORT', '-9464'],
   ['BILLING_PLANS', 'pri_1=pro,pri_2'],
   ['BILLING_PLANS', 'pri_1=pro=team'],
   ['BILLING_PLANS', '=pro'],
@@ -168,6 +173,29 @@ for (const [name, value] of BAD_VALUES) {
     assert.equal(error.problems.map((problem) => problem.split(':')[0]), [name], error.problems.join('; '));
   });
 }
+
+test('HOST: 127.0.0.1 outside production, 0.0.0.0 in it, as given when set', (context) => {
+  const base = { DATA_DIR: tempDir(context), JWT_SECRET: SECRET, DATA_KEY: KEY_HEX };
+  const production = { ...base, NODE_ENV: 'production', PUBLIC_URL: 'https://gatehouse.example', DATABASE_URL: 'postgres://gatehouse@db.internal/gatehouse', SMTP_URL: 'smtp://mail.internal:25' };
+  assert.is(loadConfig({ ...base, NODE_ENV: 'development' }).host, '127.0.0.1');
+  assert.is(loadConfig({ ...base, NODE_ENV: 'test' }).host, '127.0.0.1');
+  assert.is(loadConfig({ ...base, HOST: '' }).host, '127.0.0.1', 'empty is unset');
+  assert.is(loadConfig(production).host, '0.0.0.0');
+  assert.is(loadConfig({ ...base, HOST: '0.0.0.0' }).host, '0.0.0.0');
+  assert.is(loadConfig({ ...production, HOST: '10.0.0.5' }).host, '10.0.0.5');
+  assert.is(loadConfig({ ...base, HOST: '::' }).host, '::');
+});
+
+test('WORKER_METRICS_PORT: unset by default; a port of 1 to 65535; said at start when METRICS_TOKEN is missing', (context) => {
+  const base = { DATA_DIR: tempDir(context), JWT_SECRET: SECRET, DATA_KEY: KEY_HEX };
+  assert.is(loadConfig(base).workerMetricsPort, undefined);
+  assert.is(loadConfig({ ...base, WORKER_METRICS_PORT: '' }).workerMetricsPort, undefined);
+  const withToken = loadConfig({ ...base, WORKER_METRICS_PORT: '9464', METRICS_TOKEN: 'm'.repeat(16) });
+  assert.equal([withToken.workerMetricsPort, withToken.warnings], [9464, []]);
+  assert.is(loadConfig({ ...base, WORKER_METRICS_PORT: '65535', METRICS_TOKEN: 'm'.repeat(16) }).workerMetricsPort, 65535);
+  assert.equal(loadConfig({ ...base, WORKER_METRICS_PORT: '9464' }).warnings, ['WORKER_METRICS_PORT is set without METRICS_TOKEN: a worker-only process answers /metrics there with 404']);
+  assert.match(refusal({ ...base, WORKER_METRICS_PORT: '0' }).message, 'WORKER_METRICS_PORT: must be a whole number from 1 to 65535');
+});
 
 test('several bad values are all named at once', (context) => {
   const error = refusal({ DATA_DIR: tempDir(context), PORT: 'x', JWT_SECRET: 'short', DATA_KEY: 'bad', BILLING_PLANS: 'x' });

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, constants, existsSync, openSync, readFileSync } from 'node:fs';
-import type { Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -35,6 +36,53 @@ lifecycle('starts without secrets in development, generating them into DATA_DIR 
   } finally {
     service.child.kill('SIGTERM');
     assert.is(await service.exited, 0);
+  }
+});
+
+/** Whether a TCP connection to `host`:`port` is taken, or refused (or not answered within 3 s). */
+function connects(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: 3_000 });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
+
+/** This machine's addresses other than loopback (and link-local, which needs an interface named). */
+const outsideAddresses = () =>
+  Object.values(networkInterfaces())
+    .flat()
+    .filter((address) => address && !address.internal && !address.address.startsWith('fe80:'))
+    .map((address) => address!.address);
+
+lifecycle('outside production HOST defaults to loopback: no other address of the machine reaches the service', async () => {
+  const port = await freePort();
+  // No HOST: what a developer's `npm start` does, with secrets generated into DATA_DIR.
+  const service = spawnService({ ...database.env, PORT: String(port) });
+  const control = createServer((socket) => socket.destroy());
+  try {
+    await waitUntilReady(`http://127.0.0.1:${port}/readyz`, service);
+    const listening = service.output().split('\n').find((line) => line.includes('"msg":"gateway listening"'));
+    assert.ok(listening, service.output());
+    assert.is(JSON.parse(listening).address, '127.0.0.1', 'the address the socket is bound to');
+    // Every other address of the machine: one a server on every interface answers on, and this service does not.
+    await new Promise<void>((resolve) => control.listen(0, resolve));
+    const controlPort = (control.address() as { port: number }).port;
+    for (const address of outsideAddresses()) {
+      assert.ok(await connects(address, controlPort), `${address} reaches a server listening on every interface`);
+      assert.not.ok(await connects(address, port), `${address}:${port} reaches the service`);
+    }
+  } finally {
+    control.close();
+    service.child.kill('SIGTERM');
+    assert.is(await service.exited, 0, service.output());
   }
 });
 

@@ -90,6 +90,7 @@ test('200 with the token: Prometheus text, every metric of the contract, process
     ['webhook_deliveries_total', 'counter'],
     ['inbox_deliveries', 'gauge'],
     ['inbox_oldest_pending_seconds', 'gauge'],
+    ['event_endpoints', 'gauge'],
     ['job_failures_total', 'counter'],
     ['http_requests_in_flight', 'gauge'],
     ['log_lines_dropped_total', 'counter'],

@@ -1,8 +1,13 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { assertError, bearer } from './helpers/auth.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { spawnScript, spawnService, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
+import { EventReceiver } from './helpers/event-receiver.ts';
+import { listeningPorts, spawnScript, spawnService, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
+import { metricTypes, scrape, valueOf } from './helpers/prometheus.ts';
 import { freePort, request } from './helpers/service.ts';
 import { startSmtpServer, type SmtpServer } from './helpers/smtp.ts';
 import { eventually } from './helpers/wait.ts';
@@ -10,10 +15,12 @@ import { createAccount, paddleEvent, paddleHeaders, post, type TestAccount } fro
 
 // The docker-compose topology as local processes: `npm run migrate`, then `npm run gateway`
 // and `npm run worker` side by side on one PostgreSQL. On the embedded database (which
-// serves one process) only the migrate step applies, and that is what is checked there.
+// serves one process) only the migrate step applies, and that is what is checked there,
+// with a worker's start refused for a bad WORKER_METRICS_PORT before any database is opened.
 
 const roles = suite('separate roles on one database');
 const BILLING_SECRET = `pdl_ntfset_${randomBytes(12).toString('hex')}`;
+const METRICS_TOKEN = `roles-metrics-${randomBytes(12).toString('hex')}`;
 let database: TestDatabase;
 let smtp: SmtpServer;
 let env: Record<string, string>;
@@ -31,6 +38,7 @@ roles.before(async () => {
     BILLING_WEBHOOK_SECRET: BILLING_SECRET,
     BILLING_PLANS: 'pri_roles_pro=pro',
     RATE_LIMITS: 'off',
+    METRICS_TOKEN,
   };
 });
 
@@ -58,6 +66,15 @@ roles('npm run migrate applies the migrations, and a second run has nothing to d
   }
 });
 
+roles('a bad WORKER_METRICS_PORT refuses the start with one line naming it', async () => {
+  const starts = ['nope', '0', '65536'].map(async (value) => {
+    const worker = spawnService({ ...env, WORKER_METRICS_PORT: value }, 'worker');
+    assert.is(await worker.exited, 1, `${value}: ${worker.output()}`);
+    assert.is(worker.errors(), 'Gatehouse cannot start: invalid configuration: WORKER_METRICS_PORT: must be a whole number from 1 to 65535\n', value);
+  });
+  await Promise.all(starts);
+});
+
 if (process.env.DATABASE_URL) {
   /** A Paddle event for the account's subscription, signed now with the billing secret. */
   const subscriptionDelivery = (account: TestAccount, eventType: string, status: string) => {
@@ -71,8 +88,8 @@ if (process.env.DATABASE_URL) {
   };
   const plan = async (base: string, account: TestAccount) =>
     (await request(base, 'GET', '/api/v1/auth/me', { headers: { authorization: `Bearer ${account.token}` } })).body?.user?.plan;
-  const startWorker = () => {
-    const worker = spawnService(env, 'worker');
+  const startWorker = (extra: Record<string, string> = {}) => {
+    const worker = spawnService({ ...env, ...extra }, 'worker');
     running.push(worker);
     return worker;
   };
@@ -87,6 +104,102 @@ if (process.env.DATABASE_URL) {
       await waitUntilReady(`${base}/readyz`, started);
       return base;
     })());
+
+  /** The suite's database, as the test's own client: for what no API does (a broken delivery, a role). */
+  const sql = async (text: string, values: unknown[] = []) => {
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    try {
+      return (await client.query(text, values)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+
+  roles('a worker process with WORKER_METRICS_PORT serves its own metrics behind METRICS_TOKEN, and its health, there', async () => {
+    const base = await gateway();
+    const port = await freePort();
+    const workerUrl = `http://127.0.0.1:${port}`;
+    // HEALTH_PORT naming the same port, as docker-compose.yml has it: one server for both.
+    const worker = startWorker({ WORKER_METRICS_PORT: String(port), HEALTH_PORT: String(port) });
+    const receiver = await EventReceiver.start();
+    const inboxId = randomUUID();
+    try {
+      await waitUntilReady(`${workerUrl}/readyz`, worker);
+      assert.equal(listeningPorts(worker.child.pid!), [port], 'one port, the one asked for');
+      assert.equal((await request(workerUrl, 'GET', '/healthz')).body, { status: 'ok' });
+      assert.equal((await request(workerUrl, 'GET', '/readyz')).body, { status: 'ready' });
+      for (const headers of [{}, bearer('not-the-metrics-token'), { authorization: METRICS_TOKEN }]) {
+        const refused = await request(workerUrl, 'GET', '/metrics', { headers });
+        assertError(refused, 401, 'UNAUTHORIZED');
+        assert.is(refused.headers.get('www-authenticate'), 'Bearer');
+      }
+      assertError(await request(workerUrl, 'GET', '/api/v1/auth/me', { headers: bearer(METRICS_TOKEN) }), 404, 'NOT_FOUND');
+      const first = await scrape(workerUrl, METRICS_TOKEN);
+      for (const name of ['event_deliveries_total', 'job_failures_total', 'inbox_dispatch_failures_total', 'inbox_deliveries', 'event_oldest_pending_seconds', 'event_endpoints', 'process_cpu_seconds_total']) {
+        assert.ok(metricTypes(first).has(name), name);
+      }
+
+      // A delivery its provider cannot parse: the worker's job fails, and its port counts it.
+      await sql(`INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at) VALUES ($1, 'billing', '', $2, $3, now())`, [inboxId, randomUUID(), Buffer.from('not json')]);
+      // An event the worker sends: a ping to an endpoint an admin added through the gateway.
+      const admin = await createAccount({ url: base, smtp }, 'roles-admin');
+      await sql(`UPDATE accounts SET role = 'admin' WHERE id = $1`, [admin.id]);
+      const created = await request(base, 'POST', '/api/v1/admin/event-endpoints', { json: { url: receiver.url }, headers: bearer(admin.token) });
+      assert.is(created.status, 201, created.text);
+      receiver.secrets = [created.body.secret];
+      const pinged = await request(base, 'POST', `/api/v1/admin/event-endpoints/${created.body.endpoint.id}/test`, { headers: bearer(admin.token) });
+      assert.is(pinged.status, 200, pinged.text);
+
+      const counted = await eventually('the worker counted the failed job, the delivered ping and the endpoint', async () => {
+        const text = await scrape(workerUrl, METRICS_TOKEN);
+        const done =
+          valueOf(text, 'job_failures_total', { queue: 'webhook-process' }) >= 1 &&
+          valueOf(text, 'event_deliveries_total', { type: 'ping', outcome: 'delivered' }) === 1 &&
+          // Read from the database at most every 5 s.
+          valueOf(text, 'event_endpoints', { state: 'enabled' }) === 1;
+        return done ? text : undefined;
+      }, 20_000);
+      assert.is(receiver.delivered().length, 1);
+      // Counted where they happened: the gateway process never sees them.
+      const gatewayText = await scrape(base, METRICS_TOKEN);
+      assert.is(valueOf(gatewayText, 'event_deliveries_total'), 0);
+      assert.is(valueOf(gatewayText, 'job_failures_total'), 0);
+      assert.not.ok(counted.includes(METRICS_TOKEN));
+
+      worker.child.kill('SIGTERM');
+      assert.is(await worker.exited, 0, worker.output());
+    } finally {
+      // Failed half-way, it must not apply the next tests' deliveries.
+      worker.child.kill('SIGKILL');
+      await worker.exited;
+      await sql('DELETE FROM webhook_inbox WHERE id = $1', [inboxId]);
+      await receiver.close();
+    }
+  });
+
+  roles('without WORKER_METRICS_PORT or HEALTH_PORT a worker process opens no port', async () => {
+    const worker = startWorker();
+    await eventually('the worker started', () => /"msg":"Gatehouse started"/.test(worker.output()), 60_000);
+    const ports = listeningPorts(worker.child.pid!);
+    assert.ok(ports, 'this machine shows who listens where (/proc)');
+    assert.equal(ports, []);
+    worker.child.kill('SIGTERM');
+    assert.is(await worker.exited, 0, worker.output());
+  });
+
+  roles('a WORKER_METRICS_PORT in use refuses the start with one line naming it', async () => {
+    const holder = createServer();
+    const port = await freePort();
+    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+    try {
+      const worker = startWorker({ WORKER_METRICS_PORT: String(port) });
+      assert.is(await worker.exited, 1, worker.output());
+      assert.is(worker.errors(), `Gatehouse cannot start: port ${port} is already in use by another process; set WORKER_METRICS_PORT to a free one\n`);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+  });
 
   roles('a gateway process serves accounts while a worker process of its own applies webhooks', async () => {
     const base = await gateway();

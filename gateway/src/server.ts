@@ -2,7 +2,7 @@ import { createServer, STATUS_CODES, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { createDeps, errorBody, startWorker, warnWithoutAutovacuum, type Config, type Deps, type DepsOverrides, type ErrorCode, type Worker } from '../../server/src/index.ts';
 import { createGateway, type Gateway } from './app.ts';
-import { startWorkerHealth } from './worker-health.ts';
+import { closeServers, startWorkerHttp } from './worker-health.ts';
 
 export type Role = 'all' | 'gateway' | 'worker';
 
@@ -47,11 +47,16 @@ export async function startService(config: Config, role: Role, overrides: DepsOv
   // for development: its tables never grow large enough to matter.
   if (!deps.db.embedded) await warnWithoutAutovacuum(deps.db, deps.logger);
   const worker = role === 'gateway' ? undefined : await startWorker(deps, { withGateway: role === 'all' });
+  let draining = false;
+  // After the worker, so that /readyz there means it runs; a port that cannot be had stops it again.
+  const workerPorts = await startWorkerHttp(deps, role, () => draining).catch(async (error: unknown) => {
+    await worker?.stop();
+    await deps.close();
+    throw error;
+  });
   let server: Server | undefined;
   let url: string | undefined;
   let gateway: Gateway | undefined;
-  let draining = false;
-  const health = role === 'worker' && config.healthPort !== undefined ? await startWorkerHealth(deps, config.healthPort, () => draining) : undefined;
   if (role !== 'worker') {
     gateway = createGateway(deps);
     server = createServer(
@@ -71,9 +76,10 @@ export async function startService(config: Config, role: Role, overrides: DepsOv
       server!.once('error', reject);
       server!.listen(config.port, config.host, () => resolve());
     });
-    const { port } = server.address() as AddressInfo;
+    const { port, address } = server.address() as AddressInfo;
     url = `http://127.0.0.1:${port}`;
-    deps.logger.info({ port, host: config.host, publicUrl: config.publicUrl }, 'gateway listening');
+    // `address` as the socket has it: what HOST (a name, or unset) came to.
+    deps.logger.info({ port, host: config.host, address, publicUrl: config.publicUrl }, 'gateway listening');
   }
   let stopping: Promise<void> | undefined;
   return {
@@ -98,8 +104,7 @@ export async function startService(config: Config, role: Role, overrides: DepsOv
           }
         }
         await worker?.stop();
-        health?.closeAllConnections();
-        await new Promise((resolve) => (health ? health.close(resolve) : resolve(undefined)));
+        await closeServers(workerPorts);
         await deps.close();
       })();
       return stopping;

@@ -41,7 +41,8 @@ function acceptedText(schema: JsonSchema): string {
   return '';
 }
 
-const defaultText = (schema: JsonSchema) => (schema.default === undefined ? 'unset' : schema.default === '' ? 'empty' : code(String(schema.default)));
+const defaultText = (schema: JsonSchema) =>
+  schema.defaultText ?? (schema.default === undefined ? 'unset' : schema.default === '' ? 'empty' : code(String(schema.default)));
 
 /** Every variable of the schema in `.env.example` and the other way round, and the defaults they show agree. */
 function checkAgreement(groups: EnvGroup[], variables: Record<string, JsonSchema>): void {

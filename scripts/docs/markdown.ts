@@ -19,6 +19,8 @@ export type JsonSchema = {
   format?: string;
   default?: unknown;
   description?: string;
+  /** A default that depends on other settings, in words (config.ts's `.meta({ defaultText })`). */
+  defaultText?: string;
 };
 
 export const END_MARKER = '<!-- end generated -->';

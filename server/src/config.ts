@@ -104,7 +104,9 @@ const holdsLinkLocal = (cidr: string) => {
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   PORT: wholeNumber(0, 65535).default(3000),
-  HOST: z.string().min(1).default('0.0.0.0'),
+  // Outside production a developer's machine keeps its generated secrets off the network;
+  // the image and docker-compose.yml set 0.0.0.0 themselves.
+  HOST: z.string().min(1).optional().meta({ defaultText: '`127.0.0.1` outside production, `0.0.0.0` in it' }),
   PUBLIC_URL: urlText(['http:', 'https:']).optional(),
   DATABASE_URL: urlText(['postgres:', 'postgresql:']).optional(),
   DATA_DIR: z.string().min(1).default('./.data'),
@@ -136,7 +138,8 @@ export const envSchema = z.object({
   MFA_REQUIRED_ROLES: z
     .string()
     .default('')
-    .refine((value) => value.trim() === 'none' || splitList(value).every((role) => role === 'user' || role === 'admin'), 'must be a comma-separated list of roles (user, admin), or none'),
+    .refine((value) => value.trim() === 'none' || splitList(value).every((role) => role === 'user' || role === 'admin'), 'must be a comma-separated list of roles (user, admin), or none')
+    .meta({ defaultText: '`admin` in production, none outside it' }),
   BREACHED_PASSWORD_CHECK: z.enum(['off', 'hibp']).default('off'),
   HIBP_API_URL: urlText(['http:', 'https:']).default('https://api.pwnedpasswords.com'),
   AUTH_CACHE: z.enum(['on', 'off']).default('on'),
@@ -162,6 +165,8 @@ export const envSchema = z.object({
   SHUTDOWN_TIMEOUT: duration('25s', MAX_TIMEOUT),
   DATABASE_POOL_SIZE: wholeNumber(2, 1000).default(20),
   HEALTH_PORT: wholeNumber(0, 65535).optional(),
+  // A scrape target needs a port known in advance: 0 (any free port) would be none.
+  WORKER_METRICS_PORT: wholeNumber(1, 65535).optional(),
   OAUTH_PROVIDERS: z
     .string()
     .default('')
@@ -235,6 +240,7 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
   if (e.RATE_LIMITS === 'off') warnings.push('RATE_LIMITS=off: request rate limits are disabled');
   const eventsAllowedNetworks = e.EVENTS_ALLOWED_NETWORKS === undefined ? (e.NODE_ENV === 'production' ? [] : DEVELOPMENT_EVENT_NETWORKS) : e.EVENTS_ALLOWED_NETWORKS.trim() === 'none' ? [] : splitList(e.EVENTS_ALLOWED_NETWORKS);
   if (eventsAllowedNetworks.some(holdsLinkLocal)) warnings.push('EVENTS_ALLOWED_NETWORKS holds link-local addresses (169.254.0.0/16, fe80::/10): events never go there all the same');
+  if (e.WORKER_METRICS_PORT !== undefined && !e.METRICS_TOKEN) warnings.push('WORKER_METRICS_PORT is set without METRICS_TOKEN: a worker-only process answers /metrics there with 404');
   const oauthProviders = readOAuthProviders(
     e,
     { names: splitList(e.OAUTH_PROVIDERS), production: e.NODE_ENV === 'production', githubAuthUrl: e.OAUTH_GITHUB_AUTH_URL, githubApiUrl: e.OAUTH_GITHUB_API_URL },
@@ -244,7 +250,7 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
   return {
     env: e.NODE_ENV,
     port: e.PORT,
-    host: e.HOST,
+    host: e.HOST ?? (e.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
     publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
@@ -312,6 +318,8 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
      * network); link-local never, whatever this holds (modules/events/events.targets.ts).
      */
     eventsAllowedNetworks,
+    /** A worker-only process answers /metrics (behind metricsToken), /healthz and /readyz on this port, when set. */
+    workerMetricsPort: e.WORKER_METRICS_PORT,
     /** Identity providers people may sign in with, in OAUTH_PROVIDERS's order (config.oauth.ts). */
     oauthProviders,
     /** Things worth a warning at start, e.g. generated development secrets. */

@@ -44,8 +44,10 @@ export { createWebhookIntake } from './webhooks/inbox/intake.ts';
 export { createInboxWriter } from './webhooks/inbox/writer.ts';
 export { countByProviderAndState, type InboxState } from './webhooks/inbox/repo.ts';
 
-// Events out: the outbox (the bench writes through it) and the age of the oldest delivery waiting, for the metrics.
-export { emitEvent, oldestPendingEventDeliveries } from './modules/events/index.ts';
+// Events out: the outbox (the bench writes through it).
+export { emitEvent } from './modules/events/index.ts';
+// What the metrics' gauges read from the database, for whatever serves /metrics.
+export { connectMetricReadings } from './metrics-readings.ts';
 
 // Operators: the admin services the CLI calls (the admin procedures call the same), events out's among them.
 export * as adminService from './admin/admin.service.ts';

@@ -13,13 +13,16 @@ export type WebhookOutcome = 'accepted' | 'duplicate' | 'rejected';
 /** What one attempt to send an event came to: delivered (2xx), retry (to be tried again), dead (no tries left). */
 export type EventOutcome = 'delivered' | 'retry' | 'dead';
 
+/** Event endpoints by whether they are sent to; an endpoint is disabled by an operator or after failing for days. */
+export type EndpointCounts = { enabled: number; disabled: number };
+
 /** One row of `countByProviderAndState` (webhooks/inbox/repo.ts). */
 export type InboxCount = { provider: string; state: string; count: number; oldest_received: Date | null };
 
 /**
  * Where the inbox gauges read from. The query lives in webhooks/inbox/repo.ts, which deps.ts
  * (and so this file) cannot import without an import cycle (repo -> provider -> deps), so
- * the gateway hands it over when it mounts /metrics.
+ * metrics-readings.ts hands it over for whoever serves /metrics (a gateway, a worker's port).
  */
 export type InboxSource = {
   read(): Promise<InboxCount[]>;
@@ -43,6 +46,8 @@ export type Metrics = {
   countEventDelivery(type: string, outcome: EventOutcome): void;
   /** Where the age of the oldest pending event delivery is read from (handed over like the inbox's). */
   readEventsFrom(source: () => Promise<Date | null>): void;
+  /** Where the event endpoints are counted from (handed over like the inbox's). */
+  readEndpointsFrom(source: () => Promise<EndpointCounts>): void;
   /** Where the number of requests being handled is read from: the gateway counts them. */
   readRequestsInFlightFrom(source: () => number): void;
   /** A log line dropped because too much was waiting to be written (lib/logger.ts). */
@@ -125,19 +130,7 @@ export function createMetrics(options: { clock: Clock; logger: Logger }): Metric
     labelNames: ['type', 'outcome'] as const,
     registers,
   });
-  // The oldest pending delivery, kept like the inbox's counts: a scrape does not reach the
-  // database more often than every INBOX_CACHE_MS; the age follows the clock at each scrape.
-  const oldestPendingEvent = cachedReading<Date | null>(options, 'the oldest pending event');
-  new Gauge({
-    name: 'event_oldest_pending_seconds',
-    help: 'Age of the oldest event delivery not yet delivered, dead or skipped; 0 when none waits.',
-    registers,
-    async collect() {
-      const oldest = await oldestPendingEvent.read();
-      if (oldest === undefined) return this.reset();
-      this.set(oldest ? Math.max(0, (options.clock.now().getTime() - oldest.getTime()) / 1000) : 0);
-    },
-  });
+  const events = registerEventGauges(registry, options);
 
   return {
     registry,
@@ -154,7 +147,8 @@ export function createMetrics(options: { clock: Clock; logger: Logger }): Metric
     countRateLimitRefusal: (rule) => rateLimitRefusals.inc({ rule }),
     readInboxFrom: inbox.readFrom,
     countEventDelivery: (type, outcome) => eventDeliveries.inc({ type, outcome }),
-    readEventsFrom: oldestPendingEvent.readFrom,
+    readEventsFrom: events.readOldestFrom,
+    readEndpointsFrom: events.readEndpointsFrom,
     readRequestsInFlightFrom: (source) => (requestsInFlight = source),
     countDroppedLogLine: () => droppedLogLines.inc(),
   };
@@ -237,4 +231,38 @@ function registerInboxGauges(registry: Registry, options: { clock: Clock; logger
       reading.readFrom(async () => ({ rows: await next.read(), providers: next.providers }));
     },
   };
+}
+
+/**
+ * `event_oldest_pending_seconds` and `event_endpoints{state}`, each read like the inbox's
+ * counts (cachedReading): a scrape does not reach the database more often than every
+ * INBOX_CACHE_MS; the age follows the clock at each scrape.
+ */
+function registerEventGauges(registry: Registry, options: { clock: Clock; logger: Logger }) {
+  const oldestPending = cachedReading<Date | null>(options, 'the oldest pending event');
+  new Gauge({
+    name: 'event_oldest_pending_seconds',
+    help: 'Age of the oldest event delivery not yet delivered, dead or skipped; 0 when none waits.',
+    registers: [registry],
+    async collect() {
+      const oldest = await oldestPending.read();
+      if (oldest === undefined) return this.reset();
+      this.set(oldest ? Math.max(0, (options.clock.now().getTime() - oldest.getTime()) / 1000) : 0);
+    },
+  });
+  const endpoints = cachedReading<EndpointCounts>(options, 'the event endpoints');
+  new Gauge({
+    name: 'event_endpoints',
+    help: 'Event endpoints by state: enabled (sent to) or disabled (by an operator, or after failing for days).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    async collect() {
+      const counts = await endpoints.read();
+      this.reset();
+      if (!counts) return;
+      this.set({ state: 'enabled' }, counts.enabled);
+      this.set({ state: 'disabled' }, counts.disabled);
+    },
+  });
+  return { readOldestFrom: oldestPending.readFrom, readEndpointsFrom: endpoints.readFrom };
 }

@@ -114,24 +114,32 @@ export async function waitUntilReady(url: string, service: ServiceProcess, timeo
  * the process's descriptors; undefined where there is no `/proc` to tell.
  */
 export function listensOn(pid: number, port: number): boolean | undefined {
+  return listeningPorts(pid)?.includes(port);
+}
+
+/**
+ * The TCP ports `pid` listens on (IPv4 and IPv6), from the kernel's socket tables and the
+ * process's descriptors: none once it is gone; undefined where there is no `/proc` to tell.
+ */
+export function listeningPorts(pid: number): number[] | undefined {
   let tables: string;
   try {
     tables = readFileSync('/proc/net/tcp', 'utf8') + readFileSync('/proc/net/tcp6', 'utf8');
   } catch {
     return undefined;
   }
-  const portHex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
   const LISTEN = '0A';
-  const listening = new Set<string>();
+  const portOfSocket = new Map<string, number>();
   for (const line of tables.split('\n')) {
     // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
     const fields = line.trim().split(/\s+/);
-    if (fields[1]?.endsWith(portHex) && fields[3] === LISTEN) listening.add(`socket:[${fields[9]}]`);
+    if (fields[3] === LISTEN) portOfSocket.set(`socket:[${fields[9]}]`, parseInt(fields[1].split(':')[1], 16));
   }
   try {
-    return readdirSync(`/proc/${pid}/fd`).some((fd) => listening.has(readlinkOrEmpty(`/proc/${pid}/fd/${fd}`)));
+    const ports = readdirSync(`/proc/${pid}/fd`).map((fd) => portOfSocket.get(readlinkOrEmpty(`/proc/${pid}/fd/${fd}`)));
+    return [...new Set(ports.filter((port): port is number => port !== undefined))];
   } catch {
-    return false; // the process is gone
+    return []; // the process is gone
   }
 }
 

@@ -1,17 +1,16 @@
 import type Router from '@koa/router';
-import { AppError, bearerToken, countByProviderAndState, oldestPendingEventDeliveries, PROVIDER_NAMES, safeEqual, type Deps } from '../../../server/src/index.ts';
+import { AppError, bearerToken, connectMetricReadings, safeEqual, type Deps } from '../../../server/src/index.ts';
 
 /**
- * GET /metrics, Prometheus text, for whoever holds METRICS_TOKEN (docs/OPERATIONS.md, Metrics).
- * Without a token configured there is no such route: a 404 like any unknown path.
+ * GET /metrics, Prometheus text, for whoever holds METRICS_TOKEN (docs/OPERATIONS.md, Metrics):
+ * on the gateway, and on a worker-only process's WORKER_METRICS_PORT. Without a token
+ * configured there is no such route: a 404 like any unknown path.
  */
 export function mountMetrics(router: Router, deps: Deps): void {
   const token = deps.config.metricsToken;
   if (!token) return;
   const { metrics } = deps;
-  // The inbox gauges' one query: see InboxSource in server/src/metrics.ts for why it is handed over here.
-  metrics.readInboxFrom({ read: () => countByProviderAndState(deps.db), providers: PROVIDER_NAMES });
-  metrics.readEventsFrom(() => oldestPendingEventDeliveries(deps.db));
+  connectMetricReadings(deps);
 
   router.get('/metrics', async (ctx) => {
     const presented = bearerToken(ctx.get('authorization')) ?? '';
