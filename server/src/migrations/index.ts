@@ -16,6 +16,7 @@ import * as eventsOut from './0011-events-out.ts';
 import * as eventHolds from './0012-event-holds.ts';
 import * as pendingLink from './0013-pending-link.ts';
 import * as operatorChatOrder from './0014-operator-chat-order.ts';
+import * as sessionSecondStep from './0016-session-second-step.ts';
 
 export type { Migration, MigrationContext } from './context.ts';
 
@@ -35,6 +36,7 @@ export const MIGRATIONS = [
   { name: '0012-event-holds', ...eventHolds },
   { name: '0013-pending-link', ...pendingLink },
   { name: '0014-operator-chat-order', ...operatorChatOrder },
+  { name: '0016-session-second-step', ...sessionSecondStep },
 ];
 
 const MIGRATION_NAMES = MIGRATIONS.map((migration) => migration.name);

@@ -7,7 +7,7 @@ import { rateLimitSubject, type RateCheck, type RateDecision } from '../../lib/r
 import { accountById, accountForLogin } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
 import { linkAfterSecondStep } from '../identities/index.ts';
-import { finishSecondStep, proveWithPasskey, secondStepAccount, startSecondStep, type Proof } from '../mfa/index.ts';
+import { finishSecondStep, proveWithPasskey, secondStepAccount, startSecondStep, type Method, type Proof } from '../mfa/index.ts';
 import type { Device } from './sessions.devices.ts';
 import { SESSION_RATE_RULES } from './sessions.limits.ts';
 import { deviceOf, startSession, type LoginResult } from './sessions.start.ts';
@@ -90,8 +90,9 @@ export async function loginSecondStep(deps: Deps, input: { mfa_token: string } &
   if (!account) throw new AppError('INVALID_TOKEN');
   const device = deviceOf(deps, credentials, account.id);
   const reservation = await reserveAttempt(deps, account.email, request, device);
+  let method: Method;
   try {
-    await finishSecondStep(deps, pending, account, { code: input.code, response: input.response }, request);
+    method = await finishSecondStep(deps, pending, account, { code: input.code, response: input.response }, request);
   } catch (error) {
     if (error instanceof AppError && error.code === 'INVALID_CREDENTIALS') deps.metrics.countLogin('mfa_failed');
     throw error;
@@ -99,7 +100,7 @@ export async function loginSecondStep(deps: Deps, input: { mfa_token: string } &
   await deps.rateLimiter.refund(reservation);
   // A provider sign-in that joined this account links the provider now, not before.
   if (pending.pendingLink) await linkAfterSecondStep(deps, account, pending.pendingLink, request);
-  return startSession(deps, account, request, device, pending.via);
+  return startSession(deps, account, request, device, pending.via, undefined, method);
 }
 
 /**
