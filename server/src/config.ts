@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ACCESS_TOKEN_TTL_RANGE, AUDIENCE, readAccessTokens } from './config.access-tokens.ts';
 import { PROVIDER_NAME, readOAuthProviders } from './config.oauth.ts';
 import { DevSecretsUnreadable, loadDevSecrets } from './lib/dev-secrets.ts';
 import { TELEGRAM_SECRET_TOKEN } from './webhooks/schemes/telegram.ts';
@@ -144,6 +145,19 @@ export const envSchema = z.object({
     .refine((value) => new Set(splitList(value)).size === splitList(value).length, 'must not name a provider twice'),
   OAUTH_GITHUB_AUTH_URL: urlText(['http:', 'https:']).default('https://github.com'),
   OAUTH_GITHUB_API_URL: urlText(['http:', 'https:']).default('https://api.github.com'),
+  ACCESS_TOKEN_AUDIENCES: z
+    .string()
+    .default('')
+    .refine((value) => splitList(value).every((audience) => AUDIENCE.test(audience)), 'must be a comma-separated list of audiences, each 1 to 200 printable characters without spaces, like bookings or https://bookings.example.com'),
+  ACCESS_TOKEN_TTL: z
+    .string()
+    .default('5m')
+    .refine((value) => {
+      const seconds = parseDurationSeconds(value) ?? 0;
+      return seconds >= ACCESS_TOKEN_TTL_RANGE.min && seconds <= ACCESS_TOKEN_TTL_RANGE.max;
+    }, 'must be a duration from 1m to 15m, like 5m or 300'),
+  // Never trimmed into something else, never echoed: a refusal names the key by its place only.
+  ACCESS_TOKEN_KEYS: optionalText,
 });
 
 
@@ -210,11 +224,25 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
     ctx,
   );
   if (oauthProviders.length < splitList(e.OAUTH_PROVIDERS).length) return z.NEVER;
+  const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
+  const accessTokens = readAccessTokens(
+    {
+      audiences: splitList(e.ACCESS_TOKEN_AUDIENCES),
+      ttlSeconds: parseDurationSeconds(e.ACCESS_TOKEN_TTL)!,
+      keysText: e.ACCESS_TOKEN_KEYS,
+      production: e.NODE_ENV === 'production',
+      dataDir: e.DATA_DIR,
+      publicUrl,
+    },
+    ctx,
+    warnings,
+  );
+  if (!accessTokens) return z.NEVER;
   return {
     env: e.NODE_ENV,
     port: e.PORT,
     host: e.HOST,
-    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    publicUrl,
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
     smtpUrl: e.SMTP_URL,
@@ -278,6 +306,8 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
     healthPort: e.HEALTH_PORT,
     /** Identity providers people may sign in with, in OAUTH_PROVIDERS's order (config.oauth.ts). */
     oauthProviders,
+    /** Access tokens for the platform's services: their audiences, lifetime and signing keys (config.access-tokens.ts). */
+    accessTokens,
     /** Things worth a warning at start, e.g. generated development secrets. */
     warnings,
   };
