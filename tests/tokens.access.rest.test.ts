@@ -184,10 +184,17 @@ test('an API key mints a token without sid, amr ["key"]; a rotated key and a del
   assert.is(rotated.status, 200, rotated.text);
   assertError(await mint(service, account.apiKey), 401, 'UNAUTHORIZED');
   assert.equal((await verifierOf(service)(await minted(service, rotated.body.api_key))).payload.amr, ['key']);
+  // In a rotation's grace period the previous key still works, here as everywhere.
+  const graced = await post(service, 'api-key/rotate', bearer(account.token), { grace_seconds: 60 });
+  assert.is(graced.status, 200, graced.text);
+  assert.equal((await verifierOf(service)(await minted(service, rotated.body.api_key))).payload.sub, String(account.user.id));
+  service.clock.advance(61_000);
+  assertError(await mint(service, rotated.body.api_key), 401, 'UNAUTHORIZED');
+  const current = graced.body.api_key;
 
   const deleted = await post(service, 'account/delete', bearer(account.token), { password: PASSWORD });
   assert.is(deleted.status, 200, deleted.text);
-  assertError(await mint(service, rotated.body.api_key), 401, 'UNAUTHORIZED');
+  assertError(await mint(service, current), 401, 'UNAUTHORIZED');
   assertError(await mint(service, account.token), 401, 'UNAUTHORIZED');
 });
 
