@@ -156,7 +156,7 @@ export const envSchema = z.object({
       const seconds = parseDurationSeconds(value) ?? 0;
       return seconds >= ACCESS_TOKEN_TTL_RANGE.min && seconds <= ACCESS_TOKEN_TTL_RANGE.max;
     }, 'must be a duration from 1m to 15m, like 5m or 300'),
-  // Never trimmed into something else, never echoed: a refusal names the key by its place only.
+  // Read by config.access-tokens.ts: a refusal names a key by its place, never quotes it.
   ACCESS_TOKEN_KEYS: optionalText,
 });
 
