@@ -6,6 +6,9 @@
  */
 export const SERVICE_LOG_LEVEL = 'warn';
 
+/** The audience the bench's service issues access tokens for (ACCESS_TOKEN_AUDIENCES). */
+export const BENCH_AUDIENCE = 'bench';
+
 export type SeededAccount = { email: string; password: string; apiKey: string; token: string };
 
 /** A client site whose payment webhooks the ingest scenario delivers to. */

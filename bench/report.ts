@@ -57,7 +57,7 @@ export function formatReport(scenarios: Scenario[], run: RunResults, facts: RunF
   return [
     `\`npm run bench\` on ${facts.date}: Node ${facts.node}, ${facts.cpus} CPUs (${facts.cpuModel}), PostgreSQL at DATABASE_URL, ${facts.connections} connections; the service at LOG_LEVEL=${SERVICE_LOG_LEVEL}.`,
     `Each scenario runs ${rounds} rounds of ${seconds} s, each between two ${referenceSeconds} s samples of what its targets compare it with`,
-    `(the bare handler; for login the hash ceiling; for /me under logins /me alone), read as their mean, so that other load on the`,
+    `(the bare handler; for login the hash ceiling; for /me under logins /me alone; for token minting /me by the same credential), read as their mean, so that other load on the`,
     `machine weighs on both alike${range}. Each row shows its median round.`,
     '',
     '| scenario | rate | p50 ms | p99 ms | ratio | targets |',

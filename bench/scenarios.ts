@@ -3,6 +3,7 @@ import type { Measurement } from './measurement.ts';
 import type { ServiceProcess } from './service-process.ts';
 import { BASELINE, p99AtMostTimes, p99Below, rateAbove, rateAlike, rateAtLeast, type Target } from './targets.ts';
 import { loginWithSecondStep } from './login-mfa.ts';
+import { BENCH_AUDIENCE } from './protocol.ts';
 import { eventsOut, eventsOutBesideDown } from './events-out.ts';
 import { EFFECTS_DELIVERIES, webhookEffects, webhookIngest, webhookIngestCeiling, webhookIngestFloor, webhookIngestGrouped } from './webhook-ingest.ts';
 
@@ -53,6 +54,16 @@ const meWith = (headers: (bench: BenchContext) => Record<string, string>) => (be
   bench.load({ url: `${bench.service.info.url}${ME}`, headers: headers(bench) });
 
 const bearerJwt = (bench: BenchContext) => ({ authorization: `Bearer ${bench.service.info.account.token}` });
+const bearerApiKey = (bench: BenchContext) => ({ authorization: `Bearer ${bench.service.info.account.apiKey}` });
+
+/** Access tokens minted back to back by one credential: what a frontend's calls to the platform's services cost here. */
+const mintWith = (headers: (bench: BenchContext) => Record<string, string>) => (bench: BenchContext) =>
+  bench.load({
+    url: `${bench.service.info.url}/api/v1/auth/token`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers(bench) },
+    body: JSON.stringify({ audience: BENCH_AUDIENCE }),
+  });
 
 /** /me while LOGIN_CONNECTIONS logins hash passwords back to back the whole time. */
 async function meUnderLogins(bench: BenchContext): Promise<Measurement> {
@@ -88,7 +99,7 @@ export const SCENARIOS: Scenario[] = [
     id: 'me-api-key',
     label: 'GET /me, API key',
     unit: 'req/s',
-    run: meWith((bench) => ({ authorization: `Bearer ${bench.service.info.account.apiKey}` })),
+    run: meWith(bearerApiKey),
     targets: [rateAtLeast(BASELINE, 0.35), p99Below(20)],
   },
   {
@@ -104,6 +115,23 @@ export const SCENARIOS: Scenario[] = [
     unit: 'req/s',
     run: meWith((bench) => ({ cookie: `svc_token=${bench.service.info.account.token}` })),
     targets: [rateAtLeast(BASELINE, 0.35), p99Below(20)],
+  },
+  {
+    id: 'token-mint-jwt',
+    label: 'token mint by JWT: POST /auth/token, Bearer JWT (an EdDSA access token)',
+    unit: 'req/s',
+    run: mintWith(bearerJwt),
+    // Sampled right before and after each round: /me by the same credential.
+    references: ['me-jwt'],
+    targets: [rateAtLeast('me-jwt', 0.4)],
+  },
+  {
+    id: 'token-mint-api-key',
+    label: 'token mint by API key: POST /auth/token, Bearer API key',
+    unit: 'req/s',
+    run: mintWith(bearerApiKey),
+    references: ['me-api-key'],
+    targets: [rateAtLeast('me-api-key', 0.4)],
   },
   {
     id: 'hash-ceiling',

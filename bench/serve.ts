@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { startService, type RunningService } from '../gateway/src/server.ts';
 import { eventually } from '../tests/helpers/wait.ts';
-import { adminService, eventsAdminService, emitEvent, loadConfig } from '../server/src/index.ts';
+import { adminService, eventsAdminService, emitEvent, loadConfig, newSigningKey } from '../server/src/index.ts';
 import { startBareServer } from './bare.ts';
 import { startIngestFloor } from './ingest-floor.ts';
 import { measureHashCeiling } from './hash-ceiling.ts';
-import { SERVICE_LOG_LEVEL, type Command, type Reply, type ServiceInfo } from './protocol.ts';
+import { BENCH_AUDIENCE, SERVICE_LOG_LEVEL, type Command, type Reply, type ServiceInfo } from './protocol.ts';
 import { seedAccount, seedDownBacklog, seedSite } from './seed.ts';
 
 type CommandHandler = (service: RunningService, args: Record<string, unknown>) => Promise<unknown>;
@@ -152,7 +152,8 @@ async function startMailSink(): Promise<{ url: string; close(): Promise<void> }>
   return { url: `smtp://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-function benchConfig(dataDir: string, smtpUrl: string) {
+/** Production's settings, as an operator would give them: its own secrets, and a key for access tokens (token minting). */
+function benchConfig(dataDir: string, smtpUrl: string, accessTokenKey: string) {
   return loadConfig({
     NODE_ENV: 'production',
     SMTP_URL: smtpUrl,
@@ -167,6 +168,8 @@ function benchConfig(dataDir: string, smtpUrl: string) {
     // The bench's event receivers listen on this machine: production refuses loopback otherwise.
     EVENTS_ALLOWED_NETWORKS: '127.0.0.0/8',
     LOG_LEVEL: SERVICE_LOG_LEVEL,
+    ACCESS_TOKEN_AUDIENCES: BENCH_AUDIENCE,
+    ACCESS_TOKEN_KEYS: accessTokenKey,
   });
 }
 
@@ -188,7 +191,8 @@ async function main(): Promise<void> {
   if (!process.env.DATABASE_URL || !process.send) throw new Error('bench/serve.ts is started by bench/run.ts (needs DATABASE_URL and IPC)');
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
   const mail = await startMailSink();
-  const service = await startService(benchConfig(dataDir, mail.url), 'all');
+  const { privateJwk } = await newSigningKey('EdDSA');
+  const service = await startService(benchConfig(dataDir, mail.url, JSON.stringify(privateJwk)), 'all');
   countRequests(service.server!);
   const bare = await startBareServer();
   const account = await seedAccount(service.deps, service.url!);

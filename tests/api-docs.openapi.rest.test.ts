@@ -46,7 +46,8 @@ function operations(document: any): Operation[] {
   );
 }
 
-const restOperations = (document: any) => operations(document).filter(({ operation }) => !operation.operationId.startsWith('webhook-'));
+// The webhook routes and the key set sit at the root of PUBLIC_URL (a server of their own): no procedure is behind them.
+const restOperations = (document: any) => operations(document).filter(({ operation }) => !operation.servers);
 const hmacHex = (key: string, ...parts: string[]) => parts.reduce((hmac, part) => hmac.update(part), createHmac('sha256', key)).digest('hex');
 
 test("Redocly's recommended rules report nothing, not even a warning", async ({ document }) => {
@@ -88,6 +89,7 @@ test('security: public routes say [] outright, protected ones Bearer or cookie; 
     '/auth/password/reset',
     '/auth/email/confirm',
     '/auth/oauth/providers',
+    '/.well-known/jwks.json',
   ];
   for (const { path, method, operation } of operations(document)) {
     assert.ok(Array.isArray(operation.security), `${method} ${path} states its security`);

@@ -6,6 +6,10 @@
  *
  * Errors are `TRPCClientError`s; `error.data.appCode` is Gatehouse's stable error code
  * (`UNAUTHORIZED`, `VALIDATION_FAILED`, …) and `error.data.issues` lists validation problems.
+ *
+ * `gatehouse.accessToken('bookings')` is a short-lived token for another service of the
+ * platform, which checks it on its own; it is asked for once and reused until shortly
+ * before it expires.
  */
 import { createTRPCClient, httpBatchLink, TRPCClientError, type TRPCClient } from '@trpc/client';
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
@@ -35,14 +39,30 @@ export type GatehouseClientOptions = {
   fetch?: typeof fetch;
   /** Extra headers on every request, e.g. `x-request-id`. */
   headers?: Record<string, string>;
+  /** The time in milliseconds, for when a cached access token is due for renewal; `Date.now` unless given (tests move it). */
+  now?: () => number;
 };
 
-export type GatehouseClient = TRPCClient<AppRouter>;
+export type GatehouseClient = TRPCClient<AppRouter> & {
+  /**
+   * An access token for `audience` (one of the service's `ACCESS_TOKEN_AUDIENCES`), made for
+   * the current credential: asked for with `auth.accessToken` once, then the same token until
+   * 30 seconds before it expires, or until the credential changes. Calls made meanwhile share
+   * one request; a refused one (`TRPCClientError`) is not kept.
+   */
+  accessToken(audience: string): Promise<string>;
+};
+
+/** A token is asked for again this long before it expires, so that it never reaches a service expired. */
+const RENEW_BEFORE_MS = 30_000;
+
+type CachedToken = { credential: string | undefined; token: Promise<string>; renewAt: number };
 
 export function createGatehouseClient(options: GatehouseClientOptions): GatehouseClient {
   const { url, token, apiKey, fetch: customFetch, headers } = options;
+  const now = options.now ?? Date.now;
   const currentCredential = async () => (typeof token === 'function' ? await token() : token) || apiKey;
-  return createTRPCClient<AppRouter>({
+  const client = createTRPCClient<AppRouter>({
     links: [
       httpBatchLink({
         url,
@@ -54,4 +74,29 @@ export function createGatehouseClient(options: GatehouseClientOptions): Gatehous
       }),
     ],
   });
+  // One entry per audience: a new credential replaces its token rather than adding one.
+  const tokens = new Map<string, CachedToken>();
+  async function accessToken(audience: string): Promise<string> {
+    const credential = (await currentCredential()) || undefined;
+    const cached = tokens.get(audience);
+    if (cached && cached.credential === credential && now() < cached.renewAt) return cached.token;
+    const entry: CachedToken = { credential, token: Promise.resolve(''), renewAt: Infinity };
+    entry.token = client.auth.accessToken.mutate({ audience }).then(
+      (answer) => {
+        entry.renewAt = now() + answer.expires_in * 1000 - RENEW_BEFORE_MS;
+        return answer.access_token;
+      },
+      (error: unknown) => {
+        if (tokens.get(audience) === entry) tokens.delete(audience);
+        throw error;
+      },
+    );
+    tokens.set(audience, entry);
+    return entry.token;
+  }
+  // tRPC's client is a proxy that takes every property name for a procedure path: the one
+  // name of our own is answered here, any other goes to it.
+  return new Proxy(client, {
+    get: (target, property, receiver) => (property === 'accessToken' ? accessToken : Reflect.get(target, property, receiver)),
+  }) as GatehouseClient;
 }

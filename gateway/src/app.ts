@@ -7,6 +7,7 @@ import { describeRequest } from './request-info.ts';
 import { mountAuditExport } from './routes/audit-export.ts';
 import { mountApiDocs } from './routes/docs-page.ts';
 import { mountHealth } from './routes/health.ts';
+import { mountJwks } from './routes/jwks.ts';
 import { mountMetrics } from './routes/metrics.ts';
 import { mountPages } from './routes/pages.ts';
 import { mountRest } from './routes/rest.ts';
@@ -61,6 +62,7 @@ export function createGateway(deps: Deps): Gateway {
   }
   const router = new Router();
   mountHealth(router, deps, () => draining);
+  mountJwks(router, deps);
   mountMetrics(router, deps);
   mountTrpc(router, deps);
   // Before mountRest: its route table is the REST document alone, while openapi.json and the

@@ -121,6 +121,7 @@ function routeSection(route: Route): string {
   const { operation } = route;
   const [status, success] = successOf(operation);
   const lines = [`### ${route.method} ${route.path}`, '', sentence(operation.summary), ''];
+  if (operation.description) lines.push(operation.description, '');
   const trpc = route.procedure ? `tRPC ${code(route.procedure.path)} (${route.procedure.type})` : 'no tRPC procedure';
   lines.push(`${trpc}. Auth: ${authText(route)}.`, '');
   const input = jsonSchemaOf(route.procedure?.input, 'input');

@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { ACCESS_TOKEN_TTL_RANGE, AUDIENCE, readAccessTokens } from './config.access-tokens.ts';
 import { PROVIDER_NAME, readOAuthProviders } from './config.oauth.ts';
 import { DevSecretsUnreadable, loadDevSecrets } from './lib/dev-secrets.ts';
 import { TELEGRAM_SECRET_TOKEN } from './webhooks/schemes/telegram.ts';
@@ -178,6 +179,19 @@ export const envSchema = z.object({
     .string()
     .refine((value) => value.trim() === 'none' || (splitList(value).length > 0 && splitList(value).every(isCidr)), 'must be none or a comma-separated list of ranges like 10.20.0.0/16 or fd00::/8')
     .optional(),
+  ACCESS_TOKEN_AUDIENCES: z
+    .string()
+    .default('')
+    .refine((value) => splitList(value).every((audience) => AUDIENCE.test(audience)), 'must be a comma-separated list of audiences, each 1 to 200 printable characters without spaces, like bookings or https://bookings.example.com'),
+  ACCESS_TOKEN_TTL: z
+    .string()
+    .default('5m')
+    .refine((value) => {
+      const seconds = parseDurationSeconds(value) ?? 0;
+      return seconds >= ACCESS_TOKEN_TTL_RANGE.min && seconds <= ACCESS_TOKEN_TTL_RANGE.max;
+    }, 'must be a duration from 1m to 15m, like 5m or 300'),
+  // Read by config.access-tokens.ts: a refusal names a key by its place, never quotes it.
+  ACCESS_TOKEN_KEYS: optionalText,
 });
 
 
@@ -247,11 +261,25 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
     ctx,
   );
   if (oauthProviders.length < splitList(e.OAUTH_PROVIDERS).length) return z.NEVER;
+  const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '');
+  const accessTokens = readAccessTokens(
+    {
+      audiences: splitList(e.ACCESS_TOKEN_AUDIENCES),
+      ttlSeconds: parseDurationSeconds(e.ACCESS_TOKEN_TTL)!,
+      keysText: e.ACCESS_TOKEN_KEYS,
+      production: e.NODE_ENV === 'production',
+      dataDir: e.DATA_DIR,
+      publicUrl,
+    },
+    ctx,
+    warnings,
+  );
+  if (!accessTokens) return z.NEVER;
   return {
     env: e.NODE_ENV,
     port: e.PORT,
     host: e.HOST ?? (e.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
-    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    publicUrl,
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
     smtpUrl: e.SMTP_URL,
@@ -322,6 +350,8 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
     workerMetricsPort: e.WORKER_METRICS_PORT,
     /** Identity providers people may sign in with, in OAUTH_PROVIDERS's order (config.oauth.ts). */
     oauthProviders,
+    /** Access tokens for the platform's services: their audiences, lifetime and signing keys (config.access-tokens.ts). */
+    accessTokens,
     /** Things worth a warning at start, e.g. generated development secrets. */
     warnings,
   };

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { Config } from './config.ts';
+import { createAccessTokenSigner, type AccessTokenSigner } from './lib/access-tokens.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createSecretBox, deriveKey, type SecretBox } from './lib/crypto.ts';
 import { createDatabase, type Db } from './lib/db.ts';
@@ -28,6 +29,8 @@ export type Deps = {
   db: Db;
   mailer: Mailer;
   jwt: JwtSigner;
+  /** Signs the access tokens of the platform's services and publishes their keys (modules/tokens, the JWKS route). */
+  accessTokens: AccessTokenSigner;
   passwords: PasswordHasher;
   rateLimiter: RateLimiter;
   secretBox: SecretBox;
@@ -94,6 +97,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     // Leave one core to the event loop: argon2 on every core starves request handling.
     const passwords = await createPasswordHasher({ concurrency: Math.max(1, availableParallelism() - 1), cost: overrides.passwordCost });
     const jwt = await createJwtSigner({ secrets: config.jwtSecrets, issuer: config.publicUrl, audience: config.publicUrl, ttlSeconds: config.jwtTtlSeconds, clock });
+    const accessTokens = await createAccessTokenSigner({ keys: config.accessTokens.keys, issuer: config.publicUrl, ttlSeconds: config.accessTokens.ttlSeconds, clock });
     const authCache = createAuthCache({ clock });
     const webhookSecrets = createGroupedTtlCache<WebhookSecret>({ clock, ttlMs: 60_000, maxEntries: 10_000, groupOf: (entry) => entry.accountId });
     const onAccountNotice = (payload: string) => {
@@ -131,6 +135,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       db,
       mailer,
       jwt,
+      accessTokens,
       passwords,
       rateLimiter: createRateLimiter({ db, clock, enabled: config.rateLimits, onRefusal: metrics.countRateLimitRefusal }),
       secretBox,

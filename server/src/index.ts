@@ -57,6 +57,10 @@ export type { Actor } from './admin/admin.service.ts';
 export { auditLineSchema, type AuditLine } from './modules/activity/index.ts';
 export { countPendingSecrets } from './secrets/reencrypt.ts';
 
+// Access tokens: a new signing key for ACCESS_TOKEN_KEYS (the CLI's `tokens keygen`, the bench's service).
+export { newSigningKey } from './lib/access-tokens.ts';
+export type { SigningAlgorithm } from './lib/signing-keys.ts';
+
 // Small shared pieces: logging, constant-time comparison, text checks, where a browser may be sent back to, the password hasher's shape.
 export { createLogger, type Logger } from './lib/logger.ts';
 export { safeEqual } from './lib/crypto.ts';

@@ -13,13 +13,14 @@ import { passwordsProcedures } from './modules/passwords/passwords.router.ts';
 import { SESSION_RATE_RULES } from './modules/sessions/index.ts';
 import { sessionsProcedures as sessions } from './modules/sessions/sessions.router.ts';
 import { sitesRouter } from './modules/sites/sites.router.ts';
+import { tokensProcedures as tokens } from './modules/tokens/tokens.router.ts';
 import { createCallerFactory, router } from './trpc/procedures.ts';
 
-type AuthProcedureName = keyof (typeof accounts & typeof sessions & typeof passwordsProcedures & typeof keysProcedures & typeof activityProcedures & typeof mfaProcedures & typeof identitiesProcedures);
+type AuthProcedureName = keyof (typeof accounts & typeof sessions & typeof passwordsProcedures & typeof keysProcedures & typeof activityProcedures & typeof mfaProcedures & typeof identitiesProcedures & typeof tokens);
 
 /**
- * auth.*: account access, from the modules accounts, sessions, passwords, keys, activity, mfa
- * and identities. Named one by one where modules take turns, because the order is the API reference's:
+ * auth.*: account access, from the modules accounts, sessions, passwords, keys, activity, mfa,
+ * identities and tokens. Named one by one where modules take turns, because the order is the API reference's:
  * the OpenAPI document's paths and docs/API.md list the procedures as they come here.
  */
 const authProcedures = {
@@ -32,6 +33,7 @@ const authProcedures = {
   loginPasskey: sessions.loginPasskey,
   me: accounts.me,
   logout: sessions.logout,
+  accessToken: tokens.accessToken,
   ...passwordsProcedures,
   ...keysProcedures,
   listSessions: sessions.listSessions,

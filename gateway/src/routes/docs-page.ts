@@ -9,6 +9,7 @@ import type { Context as KoaContext } from 'koa';
 import type { OpenAPIObject } from 'openapi3-ts/oas31';
 import { AppError, escapeHtml, type Deps } from '../../../server/src/index.ts';
 import { withAuditExportRoute } from './audit-export.ts';
+import { withJwksRoute } from './jwks.ts';
 import { createOpenApiDocument } from './openapi-document.ts';
 import { withWebhookRoutes } from './openapi-webhooks.ts';
 
@@ -142,11 +143,12 @@ function acceptsGzip(ctx: KoaContext): boolean {
 }
 
 /**
- * GET /api/v1/openapi.json (the REST routes, the activity export's and the webhook routes), GET /api/v1/docs
+ * GET /api/v1/openapi.json (the REST routes, the activity export's, the webhook routes and the key set's), GET /api/v1/docs
  * (Swagger UI on it) and the page's files under /api/v1/docs/assets/<release>/.
  */
 export function mountApiDocs(router: Router, deps: Deps): void {
-  const document = withAuditExportRoute(withWebhookRoutes(createOpenApiDocument(deps.config.publicUrl, API_PREFIX), deps.config.publicUrl));
+  const { publicUrl } = deps.config;
+  const document = withJwksRoute(withAuditExportRoute(withWebhookRoutes(createOpenApiDocument(publicUrl, API_PREFIX), publicUrl)), publicUrl);
   const page = renderDocsPage(document);
   const assetOf = createAssetStore();
 

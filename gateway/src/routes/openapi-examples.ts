@@ -124,6 +124,16 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   'auth-me': { response: { success: true, user: USER } },
   // An empty body, or none: the route takes no field, and refuses any it is sent.
   'auth-logout': { request: {}, response: SUCCESS },
+  'auth-accessToken': {
+    request: { audience: 'bookings' },
+    response: {
+      success: true,
+      access_token:
+        'eyJhbGciOiJFZERTQSIsInR5cCI6ImF0K2p3dCIsImtpZCI6Ing3ZENTMEZCVW5fSkVoVWJWN0lwaFJGUWVMTWRjOURXQ1gzWFlseTlXSlEifQ.eyJzdWIiOiI0MiIsImF1ZCI6ImJvb2tpbmdzIiwiYW1yIjpbInB3ZCJdfQ.bm90LWEtcmVhbC1zaWduYXR1cmU',
+      token_type: 'Bearer',
+      expires_in: 300,
+    },
+  },
   'auth-forgotPassword': {
     request: { email: 'ada@example.com' },
     response: message('If an account uses this address, a link to choose a new password is on its way.'),

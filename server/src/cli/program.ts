@@ -9,6 +9,7 @@ import { EXIT, EXIT_CODES_HELP, reportFailure } from './output.ts';
 import { addSecretsCommands } from './secrets.ts';
 import { addMfaCommands } from './mfa.ts';
 import { addSessionsCommands } from './sessions.ts';
+import { addTokensCommands } from './tokens.ts';
 
 // The operator's commands (docs/OPERATIONS.md, Operator CLI). They call the same services as
 // the admin procedures, straight on the database, so they work while the gateway is down.
@@ -19,7 +20,7 @@ function buildProgram(): Command {
   // Set before any subcommand is added: commander copies these settings to the ones it creates.
   const program = new Command('admin')
     .usage('<command> [options]   (as npm run admin -- <command> [options])')
-    .description("Gatehouse operator commands: administrators, accounts' sessions, the webhook inbox, the activity log, events out, the database schema, stored secrets.")
+    .description("Gatehouse operator commands: administrators, accounts' sessions, the webhook inbox, the activity log, events out, the database schema, stored secrets, access-token keys.")
     .configureOutput({
       // Commander's defaults, on the command's io rather than the process's.
       writeOut: (text) => void io.stdout.write(text),
@@ -38,6 +39,7 @@ function buildProgram(): Command {
   addEventsCommands(program);
   addMigrateCommands(program);
   addSecretsCommands(program);
+  addTokensCommands(program);
   for (const command of everyCommand(program)) command.addHelpText('after', EXIT_CODES_HELP);
   return program;
 }

@@ -17,6 +17,7 @@ import * as eventHolds from './0012-event-holds.ts';
 import * as pendingLink from './0013-pending-link.ts';
 import * as operatorChatOrder from './0014-operator-chat-order.ts';
 import * as linkTicketsAndAttempts from './0015-link-tickets-and-attempts.ts';
+import * as sessionSecondStep from './0016-session-second-step.ts';
 
 export type { Migration, MigrationContext } from './context.ts';
 
@@ -37,6 +38,7 @@ export const MIGRATIONS = [
   { name: '0013-pending-link', ...pendingLink },
   { name: '0014-operator-chat-order', ...operatorChatOrder },
   { name: '0015-link-tickets-and-attempts', ...linkTicketsAndAttempts },
+  { name: '0016-session-second-step', ...sessionSecondStep },
 ];
 
 const MIGRATION_NAMES = MIGRATIONS.map((migration) => migration.name);

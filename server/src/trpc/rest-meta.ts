@@ -8,6 +8,8 @@ export type RestRoute = {
   successStatus?: number;
   /** Open to an account that MFA_REQUIRED_ROLES holds back until it has a second factor (/me, /mfa*, /logout, /sessions*). */
   beforeMfaSetup?: boolean;
+  /** More than the summary says, in Markdown: the OpenAPI document and docs/API.md show it under the route. */
+  description?: string;
   responseHeaders?: z.ZodObject;
 };
 
@@ -48,6 +50,7 @@ export function restRoute(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: `/$
       path,
       tags: [path.split('/')[1]],
       summary,
+      description: route.description,
       protect: route.protect ?? false,
       errorResponses: mergeErrors(
         method === 'POST' || method === 'PATCH' ? BODY_ERRORS : {},

@@ -12,4 +12,4 @@ export { sessionsRevokedByAdminNotice } from './sessions.mails.ts';
 export { signedIn } from './sessions.cookies.ts';
 export { revokeSessions, sessionSignIn, signOutEverywhere } from './sessions.service.ts';
 export { deviceOf, startSession, type LoginResult, type SignInVia } from './sessions.start.ts';
-export type { AuthContext } from './sessions.types.ts';
+export type { AuthContext, SecondStep, SessionSignIn } from './sessions.types.ts';

@@ -5,7 +5,7 @@ import { accountByApiKeyHash, accountByPreviousApiKeyHash, type AccountRow } fro
 import { apiKeyLookupHashes, apiKeyPlace } from '../keys/index.ts';
 import { apiKeyCacheKey, sessionCacheKey } from './sessions.cache.ts';
 import { accountOfLiveSession } from './sessions.repo.ts';
-import type { AuthContext, CachedAuth } from './sessions.types.ts';
+import type { AuthContext, CachedAuth, SessionSignIn } from './sessions.types.ts';
 
 const API_KEY_PATTERN = /^[0-9a-fA-F]{64}$/;
 
@@ -30,11 +30,11 @@ export async function authenticate(deps: Deps, credentials: Credentials): Promis
   }
   const claims = await deps.jwt.verify(value);
   if (!claims || !isUuid(claims.sessionId)) return undefined;
-  const account = await accountBySession(deps, claims.sessionId, claims.accountId);
-  if (!account) return undefined;
+  const found = await accountBySession(deps, claims.sessionId, claims.accountId);
+  if (!found) return undefined;
   // After the idle check: a request must not keep alive the session it is refused on.
   deps.sessionTouches.touch(claims.sessionId);
-  return { account, apiKey: currentApiKey(deps, account), sessionId: claims.sessionId };
+  return { account: found.account, apiKey: currentApiKey(deps, found.account), sessionId: claims.sessionId, signIn: found.signIn };
 }
 
 /**
@@ -91,19 +91,24 @@ export function sessionIdle(deps: Pick<Deps, 'config' | 'clock' | 'sessionTouche
   return deps.clock.now().getTime() - lastUse >= timeoutMs;
 }
 
-async function accountBySession(deps: Deps, sessionId: string, accountId: number): Promise<AccountRow | undefined> {
+/** The account of a live session, and how the session began. */
+async function accountBySession(deps: Deps, sessionId: string, accountId: number): Promise<{ account: AccountRow; signIn: SessionSignIn } | undefined> {
   const { authCache } = deps;
   const key = sessionCacheKey(sessionId);
   const cached = authCache.get(key);
   // The cache expires the entry with the session; the token's own `sub` must still match.
   // An entry that looks idle is asked of the database again: another instance, or this
   // one's last flush, may have written a later use than the entry holds.
-  if (cached?.account.id === accountId && cached.lastUsedAt && !sessionIdle(deps, sessionId, cached.lastUsedAt)) return cached.account;
+  if (cached?.account.id === accountId && cached.lastUsedAt && cached.signIn && !sessionIdle(deps, sessionId, cached.lastUsedAt)) {
+    return { account: cached.account, signIn: cached.signIn };
+  }
   const epoch = authCache.epoch;
   const row = await accountOfLiveSession(deps.db, sessionId, accountId, deps.clock.now());
   if (!row) return undefined;
-  const { session_expires_at: validUntil, session_last_used_at: lastUsedAt, ...account } = row;
+  const { session_expires_at: validUntil, session_last_used_at: lastUsedAt, session_via: via, session_second_step: secondStep, ...account } = row;
   if (sessionIdle(deps, sessionId, lastUsedAt)) return undefined;
-  authCache.set(key, { account, validUntil, lastUsedAt }, epoch);
-  return account;
+  // Shared by every request the cache answers, as the account is.
+  const signIn = Object.freeze({ via, secondStep });
+  authCache.set(key, { account, validUntil, lastUsedAt, signIn }, epoch);
+  return { account, signIn };
 }

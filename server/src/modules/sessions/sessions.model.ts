@@ -1,7 +1,8 @@
 import { DataTypes } from 'sequelize';
 import { declareTable, notNull, nullable, primaryKey } from '../../lib/model.ts';
+import type { SecondStep } from './sessions.types.ts';
 
-/** A row of `sessions` (migrations 0001, 0005 and 0010); every statement on it is in sessions.repo.ts. */
+/** A row of `sessions` (migrations 0001, 0005, 0010 and 0016); every statement on it is in sessions.repo.ts. */
 export type SessionRecord = {
   id: string;
   account_id: number;
@@ -15,6 +16,8 @@ export type SessionRecord = {
   via: string;
   /** When its person last proved who they are: the re-authentication window of an account without a password. */
   auth_time: Date;
+  /** The second factor its sign-in proved (`totp`, `recovery_code` or `passkey`); null: none. */
+  second_step: SecondStep | null;
 };
 
 export const sessionsTable = declareTable<SessionRecord>('sessions', {
@@ -28,4 +31,5 @@ export const sessionsTable = declareTable<SessionRecord>('sessions', {
   last_used_at: nullable(DataTypes.DATE),
   via: notNull(DataTypes.TEXT, { defaultValue: 'password' }),
   auth_time: notNull(DataTypes.DATE),
+  second_step: nullable(DataTypes.TEXT),
 });

@@ -1,6 +1,7 @@
 import type { Queryable, SqlPart } from '../../lib/db.ts';
 import { ACCOUNT_COLUMNS, passwordStillSql, type AccountRow } from '../accounts/index.ts';
 import type { SessionRecord } from './sessions.model.ts';
+import type { SecondStep } from './sessions.types.ts';
 
 // Every statement on sessions (sessions.model.ts). The statements on the request path keep a
 // name, so each connection prepares them once.
@@ -15,20 +16,21 @@ import type { SessionRecord } from './sessions.model.ts';
  */
 const BY_SESSION = {
   name: 'auth_by_session',
-  text: `SELECT ${ACCOUNT_COLUMNS}, s.expires_at AS session_expires_at, coalesce(s.last_used_at, s.created_at) AS session_last_used_at
+  text: `SELECT ${ACCOUNT_COLUMNS}, s.expires_at AS session_expires_at, coalesce(s.last_used_at, s.created_at) AS session_last_used_at,
+                s.via AS session_via, s.second_step AS session_second_step
          FROM sessions s JOIN accounts a ON a.id = s.account_id
          WHERE s.id = $1 AND s.account_id = $2 AND s.revoked_at IS NULL AND s.expires_at > $3`,
 };
 
-export type SessionAccount = AccountRow & { session_expires_at: Date; session_last_used_at: Date };
+export type SessionAccount = AccountRow & { session_expires_at: Date; session_last_used_at: Date; session_via: string; session_second_step: SecondStep | null };
 
-/** The account of a live session of `accountId`, with the session's end and last use. */
+/** The account of a live session of `accountId`, with the session's end, last use and how it began. */
 export async function accountOfLiveSession(db: Queryable, sessionId: string, accountId: number, now: Date): Promise<SessionAccount | undefined> {
   const [row] = await db.query<SessionAccount>(BY_SESSION, [sessionId, accountId, now]);
   return row;
 }
 
-type NewSession = Pick<SessionRecord, 'id' | 'account_id' | 'created_at' | 'expires_at' | 'ip' | 'user_agent' | 'via'>;
+type NewSession = Pick<SessionRecord, 'id' | 'account_id' | 'created_at' | 'expires_at' | 'ip' | 'user_agent' | 'via' | 'second_step'>;
 
 /**
  * A new session, used at its creation, and its person's proof of who they are made then
@@ -47,24 +49,24 @@ export async function insertSession(
   logLine: (first: number, ifWritten: boolean) => SqlPart,
   checkedPassword?: string,
 ): Promise<boolean> {
-  // $1 to $7 are the session's, then the hash checked, then the line's; the line is written
+  // $1 to $8 are the session's, then the hash checked, then the line's; the line is written
   // with the session (the CTE `written`).
-  const logged = logLine(checkedPassword === undefined ? 8 : 9, true);
-  const values = [session.id, session.account_id, session.created_at, session.expires_at, session.ip, session.user_agent, session.via];
+  const logged = logLine(checkedPassword === undefined ? 9 : 10, true);
+  const values = [session.id, session.account_id, session.created_at, session.expires_at, session.ip, session.user_agent, session.via, session.second_step];
   const rows = await db.query(
     checkedPassword === undefined
       ? { name: 'auth_create_session_logged', text: `WITH written AS (${INSERT_SESSION} VALUES (${SESSION_VALUES}) RETURNING 1) ${logged.sql} RETURNING 1` }
       : {
           name: 'auth_create_password_session_logged',
-          text: `WITH still AS (${passwordStillSql(2, 8)}), written AS (${INSERT_SESSION} SELECT ${SESSION_VALUES} FROM still RETURNING 1) ${logged.sql} RETURNING 1`,
+          text: `WITH still AS (${passwordStillSql(2, 9)}), written AS (${INSERT_SESSION} SELECT ${SESSION_VALUES} FROM still RETURNING 1) ${logged.sql} RETURNING 1`,
         },
     checkedPassword === undefined ? [...values, ...logged.values] : [...values, checkedPassword, ...logged.values],
   );
   return rows.length > 0;
 }
 
-const INSERT_SESSION = 'INSERT INTO sessions (id, account_id, created_at, expires_at, last_used_at, ip, user_agent, via, auth_time)';
-const SESSION_VALUES = '$1, $2, $3, $4, $3, $5, $6, $7, $3';
+const INSERT_SESSION = 'INSERT INTO sessions (id, account_id, created_at, expires_at, last_used_at, ip, user_agent, via, auth_time, second_step)';
+const SESSION_VALUES = '$1, $2, $3, $4, $3, $5, $6, $7, $3, $8';
 
 /** How a session not revoked began, and when its person last proved who they are. */
 export async function signInOfSession(db: Queryable, sessionId: string): Promise<Pick<SessionRecord, 'via' | 'auth_time'> | undefined> {

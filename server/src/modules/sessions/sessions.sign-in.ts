@@ -7,7 +7,7 @@ import { rateLimitSubject, type RateCheck, type RateDecision } from '../../lib/r
 import { accountById, accountForLogin } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
 import { linkAfterSecondStep } from '../identities/index.ts';
-import { finishSecondStep, passkeyOwner, proveWithPasskey, secondStepAccount, secondStepRequired, startSecondStep, type Proof } from '../mfa/index.ts';
+import { finishSecondStep, passkeyOwner, proveWithPasskey, secondStepAccount, secondStepRequired, startSecondStep, type Method, type Proof } from '../mfa/index.ts';
 import type { Device } from './sessions.devices.ts';
 import { perAccountClient, SESSION_RATE_RULES } from './sessions.limits.ts';
 import { deviceOf, startSession, type LoginResult } from './sessions.start.ts';
@@ -97,8 +97,9 @@ export async function loginSecondStep(deps: Deps, input: { mfa_token: string } &
   if (!account) throw new AppError('INVALID_TOKEN');
   const device = deviceOf(deps, credentials, account.id);
   const attempt = await reserveAttempt(deps, account.email, request, device);
+  let method: Method;
   try {
-    await finishSecondStep(deps, pending, account, { code: input.code, response: input.response }, request);
+    method = await finishSecondStep(deps, pending, account, { code: input.code, response: input.response }, request);
   } catch (error) {
     if (error instanceof AppError && error.code === 'INVALID_CREDENTIALS') deps.metrics.countLogin('mfa_failed');
     throw error;
@@ -106,7 +107,7 @@ export async function loginSecondStep(deps: Deps, input: { mfa_token: string } &
   await deps.rateLimiter.refund(attempt.failed);
   // A provider sign-in that joined this account links the provider now, not before.
   if (pending.pendingLink) await linkAfterSecondStep(deps, account, pending.pendingLink, request);
-  const result = await startSession(deps, account, request, device, pending.via);
+  const result = await startSession(deps, account, request, device, pending.via, undefined, method);
   const firstStep = pending.attemptKey === undefined ? undefined : { rule: SESSION_RATE_RULES.loginPerAccountIp, key: pending.attemptKey };
   await giveBack(deps, [firstStep, attempt.perClient]);
   return result;

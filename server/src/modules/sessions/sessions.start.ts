@@ -7,6 +7,7 @@ import { eventInsert, userAgentOf } from '../activity/index.ts';
 import { apiKeyPlace } from '../keys/index.ts';
 import { issueDeviceToken, readDeviceToken, type Device } from './sessions.devices.ts';
 import { insertSession } from './sessions.repo.ts';
+import type { SecondStep } from './sessions.types.ts';
 
 // The end of every sign-in, whatever its first step (password, passkey, identity provider):
 // apart from sessions.sign-in.ts so that the identities module can reach it through this
@@ -25,7 +26,8 @@ export function deviceOf(deps: Deps, credentials: Credentials, accountId: number
 
 /**
  * A new session for a sign-in that is complete, in the activity log, with a device cookie for
- * a new device. It records how it began and when the person proved who they are (auth_time).
+ * a new device. It records how it began (`via`, and `secondStep`: the second factor proved
+ * after it, if any) and when the person proved who they are (auth_time).
  * `checkedPassword`: the hash a password sign-in checked. The session is made only while it
  * is still the account's, else 401 as for a wrong password: a reset or change that lands
  * between the check and the session would otherwise leave the old password a live session.
@@ -37,11 +39,21 @@ export async function startSession(
   device: Device | undefined,
   via: SignInVia = 'password',
   checkedPassword?: string,
+  secondStep?: SecondStep,
 ): Promise<LoginResult> {
   const sessionId = randomUUID();
   const { token, expiresAt } = await deps.jwt.sign({ accountId: account.id, sessionId });
   const byProvider = via !== 'password' && via !== 'passkey';
-  const session = { id: sessionId, account_id: account.id, created_at: deps.clock.now(), expires_at: expiresAt, ip: request.ip || null, user_agent: userAgentOf(request), via };
+  const session = {
+    id: sessionId,
+    account_id: account.id,
+    created_at: deps.clock.now(),
+    expires_at: expiresAt,
+    ip: request.ip || null,
+    user_agent: userAgentOf(request),
+    via,
+    second_step: secondStep ?? null,
+  };
   const logLine = (first: number, ifWritten: boolean) =>
     eventInsert(first, deps.clock, byProvider ? 'login.oauth' : 'login.succeeded', account.id, request, byProvider ? { provider: via } : undefined, ifWritten);
   if (!(await insertSession(deps.db, session, logLine, checkedPassword))) throw new AppError('INVALID_CREDENTIALS');
