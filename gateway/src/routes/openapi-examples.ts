@@ -213,6 +213,10 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   'auth-identities': {
     response: { success: true, identities: [{ provider: 'google', label: 'Google', email: 'ada@example.com', linked_at: CREATED_AT }], has_password: true },
   },
+  'auth-linkIdentity': {
+    request: { password: 'correct horse battery staple', next: '/account' },
+    response: { success: true, start_url: 'https://gatehouse.example.com/api/v1/auth/oauth/google/start?intent=link&ticket=v2.Kx8aQ2mb.8QsbtQ1b8iW4qUXK.N9vXvxYc-dOa7l2yRkxnCw.Zk8rWbE3Hq5sJdT2aLkz0pYw8c4uFvGmR1nXeB6tQyI&next=%2Faccount' },
+  },
   'auth-unlinkIdentity': { request: { password: 'correct horse battery staple' }, response: SUCCESS },
   'auth-listActivity': {
     response: {
