@@ -38,8 +38,8 @@ type RuleName = keyof typeof AUTH_RATE_RULES;
 
 /** What each rule counts, and under which key. A rule without a line here stops `npm run docs`. */
 const RATE_RULE_MEANINGS: Record<RuleName, string> = {
-  loginPerIp: 'login attempts per client IP',
-  loginPerAccountIp: 'login attempts per address and client IP',
+  loginPerIp: 'sign-in attempts per client IP: passwords, second steps, step-up codes, passkey sign-ins and their options, provider callbacks',
+  loginPerAccountIp: 'sign-in attempts per address and client IP (a provider callback under the address it asserts); an attempt that ends in a session is given back',
   failedLoginsPerAccount: 'failed logins per address (a wrong current password counts too), except from a known device of the account',
   failedLoginsPerDevice: 'failed logins per known device (the `svc_device` cookie)',
   registerPerIp: 'registrations per client IP',
