@@ -249,6 +249,12 @@ test('step-up: with the app on, the sensitive forms show a code field, and the s
   const right = await visitor.post('/account/password', { ...change, code: codeNow(service, secret) });
   assert.is(right.status, 303, right.text);
   assert.is(right.location, '/account?done=password');
+  // A password change ends the step-up: the next change asks for a code again.
+  await visitor.get('/account');
+  assert.is((await visitor.post('/account/api-key/rotate', { grace_seconds: '0' })).status, 403);
+  service.clock.advance(30_000);
+  const proved = await visitor.post('/account/api-key/rotate', { grace_seconds: '0', code: codeNow(service, secret) });
+  assert.is(proved.status, 200, proved.text.slice(0, 300));
   // Stepped up for five minutes: the next change needs no code.
   await visitor.get('/account');
   const rotated = await visitor.post('/account/api-key/rotate', { grace_seconds: '0' });
