@@ -55,8 +55,8 @@ await build({
   logLevel: 'warning',
 });
 
-// Files the pages read next to their module (gateway/src/pages/assets.ts); in the bundle that
+// Files the pages read next to their module (gateway/src/pages/kit/assets.ts); in the bundle that
 // module lives in dist/, so they go to dist/assets. (The passkey script's WebAuthn library is
 // read from node_modules/@simplewebauthn/browser at run time, as Swagger UI's files are.)
-cpSync('gateway/src/pages/assets', `${outdir}/assets`, { recursive: true });
+cpSync('gateway/src/pages/kit/assets', `${outdir}/assets`, { recursive: true });
 console.log(`built ${outdir}/main.js (the service), ${outdir}/migrate.js, ${outdir}/admin.js (the CLI)`);

@@ -6,7 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { z } from 'zod';
 import { createOpenApiHandler } from '../gateway/src/routes/openapi-handler.ts';
-import { problemFor } from '../gateway/src/pages/problems.ts';
+import { problemFor } from '../gateway/src/pages/kit/problems.ts';
 import type { Deps } from '../server/src/deps.ts';
 import { AppError, codeForStatus, ERROR_CODES, ERRORS, type ErrorCode } from '../server/src/errors/errors.ts';
 import { toErrorResponse } from '../server/src/errors/response.ts';

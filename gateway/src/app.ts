@@ -9,7 +9,7 @@ import { mountApiDocs } from './routes/docs-page.ts';
 import { mountHealth } from './routes/health.ts';
 import { mountJwks } from './routes/jwks.ts';
 import { mountMetrics } from './routes/metrics.ts';
-import { mountPages } from './routes/pages.ts';
+import { mountPages } from './pages/index.ts';
 import { mountRest } from './routes/rest.ts';
 import { mountTrpc } from './routes/trpc.ts';
 import { mountWebhooks } from './routes/webhooks.ts';

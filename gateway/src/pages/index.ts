@@ -1,12 +1,13 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import type { Deps } from '../../../server/src/index.ts';
-import { pageAssets, type Asset } from '../pages/assets.ts';
-import { mountAccountPages } from './pages/account.tsx';
-import { createPageKit } from './pages/kit.tsx';
-import { mountOAuthRoutes } from './pages/oauth.tsx';
-import { mountPublicPages } from './pages/public.tsx';
-import { mountTokenPages } from './pages/token-links.tsx';
+import { pageAssets, type Asset } from './kit/assets.ts';
+import { mountAccountPages } from './account/account.routes.tsx';
+import { createPageKit } from './kit/kit.tsx';
+import { mountTokenPages } from './links/links.routes.tsx';
+import { mountOAuthRoutes } from './oauth/oauth.routes.tsx';
+import { mountRegisterPages } from './register/register.routes.tsx';
+import { mountSignInPages } from './sign-in/sign-in.routes.tsx';
 
 /**
  * The pages' static files. Under its hashed name a file never changes, so browsers keep it
@@ -26,10 +27,13 @@ function serveAsset(asset: Asset, immutable: boolean) {
 }
 
 /**
- * The server-rendered pages (docs/API.md, Pages): register, sign in and out, the pages that
- * e-mailed links open, password reset, and the account page. Every one calls the same
- * procedures REST and tRPC call, through `createCaller`, with the session cookie as the only
- * credential; every POST is checked for its origin and CSRF token first (routes/pages/kit.tsx).
+ * The server-rendered pages (docs/API.md, Pages), one folder per page concern, each with its
+ * routes (`*.routes.tsx`) and views (`*.view.tsx`): `register/`, `sign-in/` (with the second
+ * step and the forgotten password), `links/` (the pages e-mailed links open), `account/`
+ * (with its `mfa/` and `identities/` cards), `oauth/` (a provider's sign-in: redirects), and
+ * `kit/`, what they share. Every one calls the same procedures REST and tRPC call, through
+ * `createCaller`, with the session cookie as the only credential; every POST is checked for
+ * its origin and CSRF token first (kit/kit.tsx).
  */
 export function mountPages(router: Router, deps: Deps): void {
   for (const asset of Object.values(pageAssets)) {
@@ -37,7 +41,8 @@ export function mountPages(router: Router, deps: Deps): void {
     router.get(asset.plainHref, serveAsset(asset, false));
   }
   const kit = createPageKit(deps);
-  mountPublicPages(router, kit);
+  mountRegisterPages(router, kit);
+  mountSignInPages(router, kit);
   mountTokenPages(router, kit);
   mountAccountPages(router, kit);
   mountOAuthRoutes(router, kit);

@@ -1,9 +1,9 @@
 import type Router from '@koa/router';
-import { CODE_LABEL } from '../../pages/second-factor.tsx';
+import { CODE_LABEL } from '../kit/second-factor.view.tsx';
 import type { AccountPages } from './account-page.tsx';
-import { currentPassword, stepUpProof } from './form-proofs.ts';
-import type { PageKit } from './kit.tsx';
-import { formRefusal, PROOF_TEXTS } from './refusals.ts';
+import { currentPassword, stepUpProof } from '../kit/form-proofs.ts';
+import type { PageKit } from '../kit/kit.tsx';
+import { formRefusal, PROOF_TEXTS } from '../kit/refusals.ts';
 
 const PASSWORD_LABELS = { current_password: 'Current password', new_password: 'New password', code: CODE_LABEL };
 const EMAIL_LABELS = { new_email: 'New e-mail address', password: 'Password', code: CODE_LABEL };

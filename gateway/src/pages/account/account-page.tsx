@@ -1,8 +1,8 @@
 import type { Context as KoaContext } from 'koa';
-import type { AccountData, AccountPageProps } from '../../pages/account-types.ts';
-import { AccountPage } from '../../pages/account-view.tsx';
-import type { PageKit } from './kit.tsx';
-import { isRefusal } from './refusals.ts';
+import type { AccountData, AccountPageProps } from './account-types.ts';
+import { AccountPage } from './account.view.tsx';
+import type { PageKit } from '../kit/kit.tsx';
+import { isRefusal } from '../kit/refusals.ts';
 
 export type AccountPages = {
   /** The account page with these extras, or the sign-in redirect if the session has ended. */

@@ -1,8 +1,8 @@
 import type { AccountData, AccountFormState } from './account-types.ts';
-import { Actions, Button, Card, Field, Form, Hidden, NoticeBox } from './components.tsx';
-import { StepUpField, StepUpPasskey, type StepUp } from './second-factor.tsx';
-import { deviceName, eventLabel, formatInstant } from './wording.ts';
-import { CurrentPasswordField } from './current-password.tsx';
+import { Actions, Button, Card, Field, Form, Hidden, NoticeBox } from '../kit/components.tsx';
+import { StepUpField, StepUpPasskey, type StepUp } from '../kit/second-factor.view.tsx';
+import { deviceName, eventLabel, formatInstant } from '../kit/wording.ts';
+import { CurrentPasswordField } from './current-password.view.tsx';
 
 type CardProps = { csrf: string; state?: AccountFormState };
 /** A card whose change needs a proof of the second factor, when the account has one. */

@@ -1,6 +1,6 @@
 import type { inferRouterOutputs } from '@trpc/server';
-import type { AppRouter } from '../../../server/src/index.ts';
-import type { FormState, Notice } from './components.tsx';
+import type { AppRouter } from '../../../../server/src/index.ts';
+import type { FormState, Notice } from '../kit/components.tsx';
 
 type AuthOutputs = inferRouterOutputs<AppRouter>['auth'];
 

@@ -1,16 +1,16 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import type { Notice } from '../../pages/components.tsx';
-import { DonePage } from '../../pages/public-views.tsx';
-import { mountAccountForms } from './account-forms.tsx';
-import { mountIdentityForms } from './account-identities.tsx';
-import { takeOAuthNotice } from './oauth.tsx';
-import { mountMfaForms, MFA_DONE_NOTICES } from './account-mfa.tsx';
+import type { Notice } from '../kit/components.tsx';
+import { DonePage } from '../kit/done.view.tsx';
+import { mountAccountForms } from './account-forms.routes.tsx';
+import { mountIdentityForms } from './identities/identities.routes.tsx';
+import { takeOAuthNotice } from '../oauth/oauth.routes.tsx';
+import { mountMfaForms, MFA_DONE_NOTICES } from './mfa/mfa.routes.tsx';
 import { createAccountPages, type AccountPages } from './account-page.tsx';
-import type { PageKit } from './kit.tsx';
-import { CODE_LABEL } from '../../pages/second-factor.tsx';
-import { currentPassword, stepUpProof } from './form-proofs.ts';
-import { formRefusal, PROOF_TEXTS } from './refusals.ts';
+import type { PageKit } from '../kit/kit.tsx';
+import { CODE_LABEL } from '../kit/second-factor.view.tsx';
+import { currentPassword, stepUpProof } from '../kit/form-proofs.ts';
+import { formRefusal, PROOF_TEXTS } from '../kit/refusals.ts';
 
 /** What the account page says after a change it redirected from (`?done=…`): a fixed list, never echoed text. */
 const DONE_NOTICES: Record<string, Notice> = {

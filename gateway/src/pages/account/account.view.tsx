@@ -1,12 +1,12 @@
-import { MfaCard, stepUpOf } from './account-mfa.tsx';
-import { IdentitiesCard } from './account-identities.tsx';
-import { HasPassword } from './current-password.tsx';
-import { ActivityCard, DeleteAccountCard, EmailCard, PasswordCard, SessionsCard } from './account-sections.tsx';
+import { MfaCard, stepUpOf } from './mfa/mfa.view.tsx';
+import { IdentitiesCard } from './identities/identities.view.tsx';
+import { HasPassword } from './current-password.view.tsx';
+import { ActivityCard, DeleteAccountCard, EmailCard, PasswordCard, SessionsCard } from './account-sections.view.tsx';
 import type { AccountData, AccountForm, AccountFormState, AccountPageProps } from './account-types.ts';
-import { Actions, Alert, Button, Card, Field, Form, NoticeBox, SelectField } from './components.tsx';
-import { Layout } from './layout.tsx';
-import { StepUpField, StepUpPasskey, type StepUp } from './second-factor.tsx';
-import { formatInstant } from './wording.ts';
+import { Actions, Alert, Button, Card, Field, Form, NoticeBox, SelectField } from '../kit/components.tsx';
+import { Layout } from '../kit/layout.tsx';
+import { StepUpField, StepUpPasskey, type StepUp } from '../kit/second-factor.view.tsx';
+import { formatInstant } from '../kit/wording.ts';
 
 /** The card's own state, if it is the one that was refused. */
 function stateOf(refused: AccountFormState | undefined, name: AccountForm): AccountFormState | undefined {

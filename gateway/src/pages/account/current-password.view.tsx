@@ -1,6 +1,6 @@
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
-import { Field, type FieldProps } from './components.tsx';
+import { Field, type FieldProps } from '../kit/components.tsx';
 
 /**
  * Whether the signed-in account has a password. One made through an identity provider may

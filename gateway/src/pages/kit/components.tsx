@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { CSRF_FIELD } from './csrf.ts';
+import type { ProviderLink } from './provider-links.view.tsx';
 
 /** What a form shows again after a refusal: the values typed (never passwords) and a message per field. */
 export type FormState = { values?: Record<string, string>; errors?: Record<string, string> };
@@ -142,6 +143,9 @@ export function Card({ title, children, danger, wide, id }: { title?: string; ch
 
 /** A page-wide message from a handler: a refusal, or what just happened. */
 export type Notice = { tone: Tone; title?: string; text: string };
+
+/** What a page with one form is shown with: its CSRF token, the form as refused (values, errors), a notice, provider links. */
+export type FormPageProps = { csrf: string; form?: FormState; notice?: Notice; providers?: ProviderLink[] };
 
 export function NoticeBox({ notice }: { notice?: Notice }) {
   if (!notice) return null;

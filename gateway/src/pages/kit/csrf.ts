@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { safeEqual } from '../../../server/src/index.ts';
+import { safeEqual } from '../../../../server/src/index.ts';
 
 /**
  * CSRF protection of the pages' forms: a signed double submit (OWASP). The browser holds a

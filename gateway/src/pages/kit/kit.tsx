@@ -3,10 +3,10 @@ import { TRPCError } from '@trpc/server';
 import type { Context as KoaContext, Next } from 'koa';
 import type { VNode } from 'preact';
 import { AppError, clearedCookieHeader, cookieHeader, createCaller, createContextInner, credentialsFromHeaders, hostCookieName, readCookie, SESSION_COOKIE, toErrorResponse, type BrowserWrite, type Context, type Deps, type Logger } from '../../../../server/src/index.ts';
-import { CSRF_FIELD, csrfToken, csrfTokenMatches, isVisitorId, newVisitorId, VISITOR_COOKIE } from '../../pages/csrf.ts';
-import { ProblemPage, type Problem } from '../../pages/problem-view.tsx';
-import { problemFor, refusedFormProblem } from '../../pages/problems.ts';
-import { loadsScript, renderDocument } from '../../pages/render.ts';
+import { CSRF_FIELD, csrfToken, csrfTokenMatches, isVisitorId, newVisitorId, VISITOR_COOKIE } from './csrf.ts';
+import { ProblemPage, type Problem } from './problem.view.tsx';
+import { problemFor, refusedFormProblem } from './problems.ts';
+import { loadsScript, renderDocument } from './render.ts';
 import { requestInfoOf } from '../../request-info.ts';
 import { readFormBody, type FormFields } from './form-body.ts';
 
@@ -39,6 +39,9 @@ const CHECKED_BY_PAGE: BrowserWrite = { crossSite: false, json: true };
 type PageState = { pageContext?: Context; visitorId?: string; sessionCleared?: boolean; logger?: Logger };
 
 export type PageKit = ReturnType<typeof createPageKit>;
+
+/** A query parameter given once, as text; undefined when absent or repeated. */
+export const queryText = (ctx: KoaContext, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);
 export type PageHandler = (ctx: KoaContext) => Promise<void> | void;
 export type FormHandler = (ctx: KoaContext, form: FormFields) => Promise<void> | void;
 

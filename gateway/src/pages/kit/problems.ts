@@ -1,5 +1,5 @@
-import type { ErrorCode } from '../../../server/src/index.ts';
-import type { Problem } from './problem-view.tsx';
+import type { ErrorCode } from '../../../../server/src/index.ts';
+import type { Problem } from './problem.view.tsx';
 import { waitText } from './wording.ts';
 
 /** A form refused before anything was done: no valid CSRF token, or sent from another site. */

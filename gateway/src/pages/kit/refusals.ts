@@ -1,7 +1,7 @@
 import type { Context as KoaContext } from 'koa';
 import { toErrorResponse, type ErrorCode } from '../../../../server/src/index.ts';
-import type { FormState, Notice } from '../../pages/components.tsx';
-import { fieldMessage, waitText } from '../../pages/wording.ts';
+import type { FormState, Notice } from './components.tsx';
+import { fieldMessage, waitText } from './wording.ts';
 import type { FormFields } from './form-body.ts';
 
 /** A form shown again after a procedure refused it: with what status, which fields, what message. */

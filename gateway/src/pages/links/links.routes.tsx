@@ -1,10 +1,10 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import { hasControlCharacter, toErrorResponse } from '../../../../server/src/index.ts';
-import { DonePage } from '../../pages/public-views.tsx';
-import { ConfirmEmailPage, LinkProblemPage, ResetPasswordPage, VerifyEmailPage } from '../../pages/token-views.tsx';
-import type { PageKit } from './kit.tsx';
-import { formRefusal } from './refusals.ts';
+import { DonePage } from '../kit/done.view.tsx';
+import { ConfirmEmailPage, LinkProblemPage, ResetPasswordPage, VerifyEmailPage } from './links.view.tsx';
+import type { PageKit } from '../kit/kit.tsx';
+import { formRefusal } from '../kit/refusals.ts';
 
 /** The link's token, if it has one that could be put in a page; a GET never uses it. */
 function linkToken(ctx: KoaContext): string | undefined {

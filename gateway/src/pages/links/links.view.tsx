@@ -1,5 +1,5 @@
-import { Button, Field, Form, Hidden, NoticeBox, type FormState, type Notice } from './components.tsx';
-import { Layout } from './layout.tsx';
+import { Button, Field, Form, Hidden, NoticeBox, type FormState, type Notice } from '../kit/components.tsx';
+import { Layout } from '../kit/layout.tsx';
 
 /**
  * The pages e-mailed links open. Each GET shows a form that posts the link's token back:

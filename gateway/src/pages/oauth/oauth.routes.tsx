@@ -1,9 +1,9 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import { AppError, clearedCookieHeader, type Config, cookieHeader, hostCookieName, identityFlows, readCookie, safeNextPath } from '../../../../server/src/index.ts';
-import type { Notice } from '../../pages/components.tsx';
-import type { PageKit } from './kit.tsx';
-import { createPendingSignIns } from './second-step.tsx';
+import type { Notice } from '../kit/components.tsx';
+import { queryText, type PageKit } from '../kit/kit.tsx';
+import { createPendingSignIns } from '../sign-in/second-step.routes.tsx';
 
 // GET /api/v1/auth/oauth/{name}/start and /callback (docs/API.md, Identity providers): only a
 // browser comes here, sent by a link or by the provider, so the answers are redirects and
@@ -53,8 +53,6 @@ export function takeOAuthNotice(ctx: KoaContext, config: Config): Notice | undef
   if (!label || !Object.hasOwn(NOTICES, reason)) return undefined;
   return { tone: 'error', text: NOTICES[reason](label) };
 }
-
-const queryText = (ctx: KoaContext, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);
 
 /** 302, as a provider's redirect is answered (a page's form POST gets 303 from the kit). */
 function found(kit: PageKit, ctx: KoaContext, location: string): void {

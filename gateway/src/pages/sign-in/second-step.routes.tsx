@@ -1,13 +1,13 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import { clearedCookieHeader, cookieHeader, hostCookieName, readCookie, safeNextPath, toErrorResponse } from '../../../../server/src/index.ts';
-import type { Notice } from '../../pages/components.tsx';
-import { RECOVERY_CODE_LABEL, SecondStepPage, TOTP_CODE_LABEL, type SecondStepMethod } from '../../pages/login-mfa-view.tsx';
-import { LoginPage } from '../../pages/public-views.tsx';
-import type { FormFields } from './form-body.ts';
-import { passkeyAnswer, type PasskeyAssertion } from './form-proofs.ts';
-import type { PageKit } from './kit.tsx';
-import { formRefusal, isRefusal } from './refusals.ts';
+import type { Notice } from '../kit/components.tsx';
+import { RECOVERY_CODE_LABEL, SecondStepPage, TOTP_CODE_LABEL, type SecondStepMethod } from './second-step.view.tsx';
+import { LoginPage } from './sign-in.view.tsx';
+import type { FormFields } from '../kit/form-body.ts';
+import { passkeyAnswer, type PasskeyAssertion } from '../kit/form-proofs.ts';
+import type { PageKit } from '../kit/kit.tsx';
+import { formRefusal, isRefusal } from '../kit/refusals.ts';
 
 /** As long as the sign-in token it holds: the second step must come within five minutes. */
 const PENDING_MAX_AGE_SECONDS = 300;

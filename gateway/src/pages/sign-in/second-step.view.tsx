@@ -1,6 +1,6 @@
-import { Button, Field, Form, Hidden, NoticeBox, type FormState, type Notice } from './components.tsx';
-import { Layout } from './layout.tsx';
-import { PasskeyArea } from './second-factor.tsx';
+import { Button, Field, Form, Hidden, NoticeBox, type FormState, type Notice } from '../kit/components.tsx';
+import { Layout } from '../kit/layout.tsx';
+import { PasskeyArea } from '../kit/second-factor.view.tsx';
 
 export type SecondStepMethod = 'totp' | 'passkey' | 'recovery_code';
 

@@ -1,39 +1,17 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import { CheckInboxPage, ForgotPasswordPage, LoginPage, RegisterPage, ResendVerificationPage } from '../../pages/public-views.tsx';
+import { ForgotPasswordPage, LoginPage } from './sign-in.view.tsx';
 import { safeNextPath, toErrorResponse } from '../../../../server/src/index.ts';
-import type { Notice } from '../../pages/components.tsx';
-import type { FormFields } from './form-body.ts';
-import type { PageKit } from './kit.tsx';
-import { takeOAuthNotice } from './oauth.tsx';
-import { formRefusal, isRefusal } from './refusals.ts';
-import { createPendingSignIns, mountSecondStep, type PendingSignIns } from './second-step.tsx';
+import type { Notice } from '../kit/components.tsx';
+import type { FormFields } from '../kit/form-body.ts';
+import { queryText, type PageKit } from '../kit/kit.tsx';
+import { providerLinks } from '../kit/provider-links.ts';
+import { takeOAuthNotice } from '../oauth/oauth.routes.tsx';
+import { formRefusal, isRefusal } from '../kit/refusals.ts';
+import { createPendingSignIns, mountSecondStep, type PendingSignIns } from './second-step.routes.tsx';
 
-const REGISTER_LABELS = { name: 'Name', email: 'E-mail address', password: 'Password', company: 'Company' };
 const LOGIN_LABELS = { email: 'E-mail address', password: 'Password' };
 const EMAIL_LABELS = { email: 'E-mail address' };
-
-/** "Continue with {label}" for each identity provider, coming back to `next` after. */
-async function providerLinks(ctx: KoaContext, kit: PageKit, next?: string) {
-  const { providers } = await kit.call(ctx).auth.oauthProviders();
-  return providers.map((provider) => ({ label: provider.label, href: next ? `${provider.start_url}?${new URLSearchParams({ next })}` : provider.start_url }));
-}
-
-const queryText = (ctx: KoaContext, name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : undefined);
-
-function mountRegister(router: Router, kit: PageKit): void {
-  kit.get(router, '/register', async (ctx) => kit.send(ctx, 200, <RegisterPage csrf={kit.csrf(ctx)} providers={await providerLinks(ctx, kit)} />));
-  kit.post(router, '/register', async (ctx, form) => {
-    const input = { name: form.text('name'), email: form.text('email'), password: form.text('password'), company: form.text('company') };
-    try {
-      const result = await kit.call(ctx).auth.register(input);
-      kit.send(ctx, 200, <CheckInboxPage csrf={kit.csrf(ctx)} email={input.email.trim()} text={result.message} />);
-    } catch (error) {
-      const refusal = formRefusal(ctx, error, form, REGISTER_LABELS);
-      kit.send(ctx, refusal.status, <RegisterPage csrf={kit.csrf(ctx)} form={refusal.form} notice={refusal.notice} providers={await providerLinks(ctx, kit)} />);
-    }
-  });
-}
 
 /** What the sign-in page says when another page sent the reader back to it (`?notice=…`): a fixed list, never echoed text. */
 const LOGIN_NOTICES: Record<string, Notice> = {
@@ -107,7 +85,7 @@ function mountLogin(router: Router, kit: PageKit): void {
   });
 }
 
-function mountEmailForms(router: Router, kit: PageKit): void {
+function mountForgotPassword(router: Router, kit: PageKit): void {
   kit.get(router, '/forgot-password', (ctx) => kit.send(ctx, 200, <ForgotPasswordPage csrf={kit.csrf(ctx)} />));
   kit.post(router, '/forgot-password', async (ctx, form) => {
     try {
@@ -119,21 +97,10 @@ function mountEmailForms(router: Router, kit: PageKit): void {
     }
   });
 
-  kit.get(router, '/resend-verification', (ctx) => kit.send(ctx, 200, <ResendVerificationPage csrf={kit.csrf(ctx)} />));
-  kit.post(router, '/resend-verification', async (ctx, form) => {
-    try {
-      const result = await kit.call(ctx).auth.resendVerification({ email: form.text('email') });
-      kit.send(ctx, 200, <CheckInboxPage csrf={kit.csrf(ctx)} email={form.text('email').trim()} text={result.message} />);
-    } catch (error) {
-      const refusal = formRefusal(ctx, error, form, EMAIL_LABELS);
-      kit.send(ctx, refusal.status, <ResendVerificationPage csrf={kit.csrf(ctx)} form={refusal.form} notice={refusal.notice} />);
-    }
-  });
 }
 
-/** Register, sign in and out, and the two forms that send a mail (reset link, new confirmation link). */
-export function mountPublicPages(router: Router, kit: PageKit): void {
-  mountRegister(router, kit);
+/** Sign in (with a password and its second step, or a passkey) and out, and the form that mails a reset link. */
+export function mountSignInPages(router: Router, kit: PageKit): void {
   mountLogin(router, kit);
-  mountEmailForms(router, kit);
+  mountForgotPassword(router, kit);
 }

@@ -1,11 +1,11 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import { toErrorResponse } from '../../../../server/src/index.ts';
-import { CODE_LABEL } from '../../pages/second-factor.tsx';
-import type { AccountPages } from './account-page.tsx';
-import { currentPassword, stepUpProof } from './form-proofs.ts';
-import type { PageKit } from './kit.tsx';
-import { formRefusal, PROOF_TEXTS } from './refusals.ts';
+import { toErrorResponse } from '../../../../../server/src/index.ts';
+import { CODE_LABEL } from '../../kit/second-factor.view.tsx';
+import type { AccountPages } from '../account-page.tsx';
+import { currentPassword, stepUpProof } from '../../kit/form-proofs.ts';
+import type { PageKit } from '../../kit/kit.tsx';
+import { formRefusal, PROOF_TEXTS } from '../../kit/refusals.ts';
 
 const PROOF_LABELS = { password: 'Password', code: CODE_LABEL };
 

@@ -1,7 +1,7 @@
-import type { AccountData, AccountFormState } from './account-types.ts';
-import { Actions, Button, Card, Field, Form, Hidden, NoticeBox } from './components.tsx';
-import { StepUpField, StepUpPasskey, type StepUp } from './second-factor.tsx';
-import { formatInstant } from './wording.ts';
+import type { AccountData, AccountFormState } from '../account-types.ts';
+import { Actions, Button, Card, Field, Form, Hidden, NoticeBox } from '../../kit/components.tsx';
+import { StepUpField, StepUpPasskey, type StepUp } from '../../kit/second-factor.view.tsx';
+import { formatInstant } from '../../kit/wording.ts';
 
 type Props = { csrf: string; identities: AccountData['identities']; providers: AccountData['providers']; state?: AccountFormState; stepUp: StepUp };
 

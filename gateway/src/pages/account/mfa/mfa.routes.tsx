@@ -1,15 +1,15 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import QRCode from 'qrcode';
-import type { ErrorCode } from '../../../../server/src/index.ts';
-import type { AccountForm, AccountFormState, MfaStage } from '../../pages/account-types.ts';
-import type { Notice } from '../../pages/components.tsx';
-import { CODE_LABEL } from '../../pages/second-factor.tsx';
-import type { AccountPages } from './account-page.tsx';
-import type { FormFields } from './form-body.ts';
-import { currentPassword, passkeyAnswer, stepUpProof, type PasskeyAttestation } from './form-proofs.ts';
-import type { PageKit } from './kit.tsx';
-import { formRefusal, PROOF_TEXTS, type FieldLabels } from './refusals.ts';
+import type { ErrorCode } from '../../../../../server/src/index.ts';
+import type { AccountForm, AccountFormState, MfaStage } from '../account-types.ts';
+import type { Notice } from '../../kit/components.tsx';
+import { CODE_LABEL } from '../../kit/second-factor.view.tsx';
+import type { AccountPages } from '../account-page.tsx';
+import type { FormFields } from '../../kit/form-body.ts';
+import { currentPassword, passkeyAnswer, stepUpProof, type PasskeyAttestation } from '../../kit/form-proofs.ts';
+import type { PageKit } from '../../kit/kit.tsx';
+import { formRefusal, PROOF_TEXTS, type FieldLabels } from '../../kit/refusals.ts';
 
 const PROOF_LABELS = { password: 'Password', code: CODE_LABEL };
 const ENABLE_LABELS = { code: 'Code from your authenticator app' };

@@ -1,8 +1,8 @@
-import type { AccountData, AccountForm, AccountFormState, MfaStage } from './account-types.ts';
-import { Actions, Alert, Button, Card, Field, Form, Hidden, NoticeBox } from './components.tsx';
-import { PasskeyArea, StepUpField, StepUpPasskey, type StepUp } from './second-factor.tsx';
-import { formatInstant } from './wording.ts';
-import { CurrentPasswordField } from './current-password.tsx';
+import type { AccountData, AccountForm, AccountFormState, MfaStage } from '../account-types.ts';
+import { Actions, Alert, Button, Card, Field, Form, Hidden, NoticeBox } from '../../kit/components.tsx';
+import { PasskeyArea, StepUpField, StepUpPasskey, type StepUp } from '../../kit/second-factor.view.tsx';
+import { formatInstant } from '../../kit/wording.ts';
+import { CurrentPasswordField } from '../current-password.view.tsx';
 
 type Mfa = AccountData['mfa'];
 type SectionProps = { csrf: string; mfa: Mfa; stepUp: StepUp; state: (name: AccountForm) => AccountFormState | undefined };
