@@ -17,7 +17,8 @@ import { CONNECTIONS } from './scenarios.ts';
 import { withBenchService } from './service-process.ts';
 import { measureStartup } from './startup.ts';
 
-const README = fileURLToPath(new URL('../README.md', import.meta.url));
+/** The page whose Latest results the run rewrites, between its bench markers. */
+const RESULTS_PAGE = fileURLToPath(new URL('../docs/BENCHMARKS.md', import.meta.url));
 
 function runFacts(): RunFacts {
   return {
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
     // On a database of its own: the service it starts sets up its secrets there.
     const startup = await withBenchDatabase((url) => measureStartup(url, buildDir));
     console.log(`\n${startup.join('\n')}`);
-    writeIntoReadme(README, `${report}\n\n${startup.join('\n')}`);
+    writeIntoReadme(RESULTS_PAGE, `${report}\n\n${startup.join('\n')}`);
     console.log(verdict);
   });
 }

@@ -98,7 +98,7 @@ function progressLine(scenario: Scenario, measured: Measurement, references: Map
   return ` ${Math.round(measured.rate)} ${scenario.unit}, p50 ${Math.round(measured.p50)} ms, p99 ${Math.round(measured.p99)} ms${refs ? ` (alongside: ${refs})` : ''}\n`;
 }
 
-/** `BENCH_ONLY=id,id`: those scenarios alone (their references still sampled), for working on one; the README is left as it is. */
+/** `BENCH_ONLY=id,id`: those scenarios alone (their references still sampled), for working on one; docs/BENCHMARKS.md is left as it is. */
 export const ONLY = process.env.BENCH_ONLY?.split(',').filter(Boolean);
 
 export const selectedScenarios = () => (ONLY ? SCENARIOS.filter((scenario) => ONLY.includes(scenario.id)) : SCENARIOS);

@@ -47,7 +47,7 @@ async function timeToReady(args: string[], env: Record<string, string>): Promise
 }
 
 
-/** The start-up table for the README, as markdown lines. */
+/** The start-up table for docs/BENCHMARKS.md, as markdown lines. */
 export async function measureStartup(databaseUrl: string, buildDir: string): Promise<string[]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-startup-'));
   try {

@@ -1,37 +1,13 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { importGraph, root, sourceFiles } from './helpers/import-graph.ts';
 
 // The layering docs/ARCHITECTURE.md describes, checked on the source itself: every import,
 // type-only ones included, read from the files as written.
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const test = suite('architecture: modules point one way');
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return /\.tsx?$/.test(name) ? [path] : [];
-  });
-}
-
-// Static imports and re-exports (with or without bindings) and dynamic import() calls.
-const IMPORT = /(?:(?:^|\n)\s*(?:import|export)\s(?:[^'"]*?from\s+)?|\bimport\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
-
-/** Project file -> the project files it imports (relative to the repository). */
-function importGraph(dirs = ['server/src', 'gateway/src', 'client/src']): Map<string, string[]> {
-  const files = dirs.flatMap((dir) => sourceFiles(join(root, dir)));
-  return new Map(
-    files.map((file) => {
-      const text = readFileSync(file, 'utf8');
-      const targets = [...text.matchAll(IMPORT)].map((match) => relative(root, resolve(dirname(file), match[1])));
-      return [relative(root, file), targets];
-    }),
-  );
-}
 
 const graph = importGraph();
 

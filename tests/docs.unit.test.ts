@@ -80,7 +80,7 @@ test('.env.example parses into the blocks its comments explain', () => {
 });
 
 test('no page points at a document outside the repository', () => {
-  for (const page of PAGES) {
+  for (const page of [...PAGES, 'CHANGELOG.md']) {
     const text = read(page);
     for (const pattern of [/\.\.\/shared/, /CONTRACT\.md/i, /contract section/i, /\bthe contract\b/i]) {
       assert.not.ok(pattern.test(text), `${page} mentions ${pattern}: ${text.match(pattern)?.[0]}`);
@@ -128,11 +128,64 @@ test('every relative link of the pages reaches a file, and its heading when it n
   assert.equal(broken, []);
 });
 
-test('README.md opens with the two commands a newcomer runs', () => {
-  const firstBlock = /```\w*\n([\s\S]*?)```/.exec(read('README.md'))?.[1] ?? '';
-  assert.match(firstBlock, /^npm install && npm start\b/m);
-  assert.match(firstBlock, /^npm test\b/m);
-  assert.ok(read('README.md').indexOf('```') < read('README.md').indexOf('\n## '), 'the block comes before the first section');
+test('README.md opens with the two commands a newcomer runs, and nothing else', () => {
+  const readme = read('README.md');
+  const firstBlock = /```\w*\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  const commands = firstBlock.split('\n').filter(Boolean).map((line) => line.replace(/\s+#.*$/, ''));
+  assert.equal(commands, ['npm install && npm start', 'npm test']);
+  assert.ok(readme.indexOf('```') < readme.indexOf('\n## '), 'the block comes before the first section');
+});
+
+test("README.md's curl walk-through calls real REST routes, from registering to logging out", () => {
+  const readme = read('README.md');
+  assert.ok(readme.includes('npm start 2>&1 | tee gatehouse.log'), 'the walk-through starts the service with its log kept');
+  const routes = new Set(Object.keys(restDocument().paths ?? {}).map((path) => `${API_PREFIX}${path}`));
+  const called = [...readme.matchAll(/\$BASE(\/api\/v1\/[\w/-]+)/g)].map((match) => match[1]);
+  assert.equal(called.filter((path) => !routes.has(path)), [], 'the README calls routes the API does not have');
+  for (const step of ['register', 'verify-email', 'login', 'me', 'logout']) assert.ok(called.includes(`${API_PREFIX}/auth/${step}`), `the walk-through calls /auth/${step}`);
+});
+
+const BENCHMARKS = 'docs/BENCHMARKS.md';
+const RESULTS = /<!-- bench:start -->([\s\S]*?)<!-- bench:end -->/;
+
+/** A row's ratio to one of its references in the results `npm run bench` wrote, as printed ("36.9%"). */
+function benchRatio(results: string, label: string, reference: string): string {
+  const row = results.split('\n').find((line) => line.startsWith(`| ${label} |`));
+  const ratio = row && new RegExp(`([\\d.]+%) of ${reference} \\(`).exec(row)?.[1];
+  if (!ratio) throw new Error(`${BENCHMARKS}'s latest results have no row "${label}" with a ratio to ${reference}`);
+  return ratio;
+}
+
+test(`${BENCHMARKS} is a document of at most 25 KB: the method and the latest results`, () => {
+  const text = read(BENCHMARKS);
+  assert.ok(Buffer.byteLength(text) <= 25_000, `${BENCHMARKS} is ${Buffer.byteLength(text)} bytes: keep the method and the latest results, history lives in git`);
+  assert.ok(RESULTS.test(text), 'the latest results stand between the bench markers');
+  assert.not.ok(RESULTS.test(read('README.md')), 'npm run bench writes into docs/BENCHMARKS.md, not the README');
+});
+
+test("README.md's one line of headline figures is the latest run's, and links docs/BENCHMARKS.md", () => {
+  const results = RESULTS.exec(read(BENCHMARKS))?.[1] ?? '';
+  const date = /`npm run bench` on (\d{4}-\d{2}-\d{2})/.exec(results)?.[1];
+  const me = ['GET /me, API key', 'GET /me, JWT (Bearer)', 'GET /me, cookie'].map((label) => benchRatio(results, label, 'bare'));
+  const byValue = (a: string, b: string) => parseFloat(a) - parseFloat(b);
+  const figures = [
+    date,
+    `${[...me].sort(byValue)[0]} to ${[...me].sort(byValue)[2]}`,
+    benchRatio(results, 'POST /login', 'hash-ceiling'),
+    benchRatio(results, 'POST /webhook/payment/{siteKey}, signed, committed before the 200', 'ingest-floor'),
+  ];
+  const lines = read('README.md').split('\n').filter((line) => line.includes('(docs/BENCHMARKS.md)') && /\d%/.test(line));
+  assert.is(lines.length, 1, 'one line of headline figures');
+  const missing = figures.filter((figure) => !lines[0].includes(String(figure)));
+  assert.equal(missing, [], `README.md's headline figures are not the latest run's: it should say ${figures.join(', ')}`);
+});
+
+test('no page reads as a diary of sessions or runs: history lives in git', () => {
+  const diary = [/\b(?:third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth)\s+session\b/i, /\bnotes\s+(?:of|on)\s+the\b/i, /\bsession\s+notes\b/i];
+  for (const page of [...PAGES, 'CHANGELOG.md']) {
+    const text = read(page);
+    for (const pattern of diary) assert.not.ok(pattern.test(text), `${page}: ${text.match(new RegExp(`.{0,60}${pattern.source}.{0,40}`, 'i'))?.[0]}`);
+  }
 });
 
 test.run();
