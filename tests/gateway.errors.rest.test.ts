@@ -179,7 +179,7 @@ test('a 128-character password logs in exactly as typed, never truncated', async
 });
 
 test('unknown routes: 404 NOT_FOUND', async (context) => {
-  for (const [method, path] of [['GET', '/nope'], ['POST', `${AUTH}/nope`], ['GET', '/api/v1'], ['GET', '/api/v2/auth/me'], ['GET', `${AUTH}/me/more`], ['DELETE', '/']]) {
+  for (const [method, path] of [['GET', '/nope'], ['POST', `${AUTH}/nope`], ['GET', '/api/v1'], ['GET', '/api/v2/auth/me'], ['GET', `${AUTH}/me/more`], ['DELETE', '/nope/']]) {
     assertError(await send(context, method, path), 404, 'NOT_FOUND');
   }
 });
@@ -194,6 +194,8 @@ test('a known path with the wrong method: 405 with Allow', async (context) => {
     ['POST', `${AUTH}/me`, 'GET'],
     ['DELETE', `${AUTH}/me`, 'GET'],
     ['POST', '/healthz', 'GET'],
+    // The site's root is a page (a redirect to /account or /login).
+    ['DELETE', '/', 'GET'],
     ['GET', `${AUTH}/password/forgot`, 'POST'],
     ['PUT', `${AUTH}/account/delete`, 'POST'],
     ['POST', `${AUTH}/sessions`, 'GET'],
