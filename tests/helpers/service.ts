@@ -12,6 +12,7 @@ import type { Resolver } from '../../server/src/lib/resolver.ts';
 import { startService, type Role, type RunningService } from '../../gateway/src/server.ts';
 import { recordAnswer } from './answers.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
+import { refuseUndeclaredError } from './declared-errors.ts';
 import { startSmtpServer, type SmtpServer } from './smtp.ts';
 
 /** Whether a TCP port on 127.0.0.1 can be bound now. */
@@ -183,7 +184,10 @@ async function startOn(
 
 export type HttpResult = { status: number; headers: Headers; body: any; text: string };
 
-/** fetch with the body parsed when it is JSON. */
+/**
+ * fetch with the body parsed when it is JSON. An error code that the route does not declare
+ * (helpers/declared-errors.ts) fails the test that got it.
+ */
 export async function request(
   base: string,
   method: string,
@@ -206,5 +210,6 @@ export async function request(
   }
   const result = { status: response.status, headers: response.headers, body: parsed, text };
   recordAnswer(method, path, body instanceof Buffer ? body.toString('utf8') : body, result);
+  refuseUndeclaredError(method, path, result);
   return result;
 }
