@@ -283,7 +283,8 @@ test('the route is in the OpenAPI document: NDJSON success, the one error body, 
   assert.is(operation.operationId, 'admin-auditExport');
   assert.equal(Object.keys(operation.responses['200'].content), ['application/x-ndjson']);
   assert.equal(operation.parameters.map((parameter: { name: string }) => parameter.name), ['since', 'until', 'account_id']);
-  assert.equal(Object.keys(operation.responses).sort(), ['200', '400', '401', '403', '500', '503']);
+  assert.equal(Object.keys(operation.responses).sort(), ['200', '400', '401', '403', '408', '431', '500', '503']);
+  assert.equal(operation.responses['403'].content['application/json'].schema.allOf[1].properties.code.enum, ['FORBIDDEN', 'MFA_SETUP_REQUIRED']);
   assert.is(operation.responses['403'].content['application/json'].schema.allOf[0].$ref, '#/components/schemas/Error');
   assert.equal(operation.security, [{ bearer: [] }, { cookie: [] }]);
 });

@@ -134,7 +134,7 @@ if (process.env.DATABASE_URL) {
         assertError(refused, 401, 'UNAUTHORIZED');
         assert.is(refused.headers.get('www-authenticate'), 'Bearer');
       }
-      assertError(await request(workerUrl, 'GET', '/api/v1/auth/me', { headers: bearer(METRICS_TOKEN) }), 404, 'NOT_FOUND');
+      assertError(await request(workerUrl, 'GET', '/api/v1/auth/me', { headers: bearer(METRICS_TOKEN), notGateway: true }), 404, 'NOT_FOUND');
       const first = await scrape(workerUrl, METRICS_TOKEN);
       for (const name of ['event_deliveries_total', 'job_failures_total', 'inbox_dispatch_failures_total', 'inbox_deliveries', 'event_oldest_pending_seconds', 'event_endpoints', 'process_cpu_seconds_total']) {
         assert.ok(metricTypes(first).has(name), name);

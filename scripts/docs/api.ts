@@ -1,10 +1,11 @@
 import type { OpenAPIObject } from 'openapi3-ts/oas31';
 import { z } from 'zod';
 import { withAuditExportRoute } from '../../gateway/src/routes/audit-export.ts';
-import { createOpenApiDocument } from '../../gateway/src/routes/openapi-document.ts';
-import { ERROR_CODES, ERRORS } from '../../server/src/errors/errors.ts';
+import { CODES_EXTENSION, createOpenApiDocument } from '../../gateway/src/routes/openapi-document.ts';
+import { ERROR_CODES, ERRORS, type ErrorCode } from '../../server/src/errors/errors.ts';
 import { appRouter, AUTH_RATE_RULES } from '../../server/src/router.ts';
 import type { ProcedureMeta } from '../../server/src/trpc/procedures.ts';
+import { ROUTE_ERRORS } from '../../server/src/trpc/rest-meta.ts';
 import { code, headingAnchor, inputTable, outputTable, shapeText, sourceNote, table, type JsonSchema } from './markdown.ts';
 
 /** Where the REST routes are mounted (gateway/src/routes/rest.ts). */
@@ -101,11 +102,11 @@ function authText(route: Route): string {
 const successOf = (operation: Loose): [string, Loose] => Object.entries(operation.responses as Loose).find(([status]) => Number(status) < 400)!;
 
 /**
- * The fields with the descriptions the procedure's own schema gives them: the OpenAPI
- * document loses those of optional fields (`.optional().describe(…)`).
+ * The fields with the descriptions the procedure's own schema gives them where the OpenAPI
+ * document has none: it loses those of optional fields (`.optional().describe(…)`).
  */
 function withDescriptions(schema: JsonSchema, source: JsonSchema): JsonSchema {
-  const properties = Object.entries(schema.properties ?? {}).map(([name, field]) => [name, { ...field, description: source.properties?.[name]?.description ?? field.description }]);
+  const properties = Object.entries(schema.properties ?? {}).map(([name, field]) => [name, { ...field, description: field.description ?? source.properties?.[name]?.description }]);
   return { ...schema, properties: Object.fromEntries(properties) };
 }
 
@@ -115,6 +116,24 @@ function parametersTable(operation: Loose, where: 'path' | 'query', input: JsonS
   const properties = Object.fromEntries(parameters.map((parameter: Loose) => [parameter.name, { ...parameter.schema, description: parameter.description ?? parameter.schema?.description }]));
   const required = parameters.filter((parameter: Loose) => parameter.required).map((parameter: Loose) => parameter.name);
   return inputTable(withDescriptions({ type: 'object', properties, required }, input));
+}
+
+/** What every route answers alike, said once above the routes rather than in each table (a control character's 400 stays in each). */
+const EVERY_ROUTE_ONLY: ErrorCode[] = (Object.keys(ROUTE_ERRORS.everyRoute) as ErrorCode[]).filter((name) => name !== 'VALIDATION_FAILED');
+
+const listed = (items: string[]) => (items.length > 1 ? `${items.slice(0, -1).join(', ')} and ${items[items.length - 1]}` : items.join(''));
+
+const capitalised = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** A row per code a route declares: its status, the code, and when (the document's `x-error-codes`). */
+function errorRows(operation: Loose): string[][] {
+  return Object.entries(operation.responses as Loose)
+    .filter(([status]) => Number(status) >= 400)
+    .flatMap(([status, response]) =>
+      Object.entries((response[CODES_EXTENSION] ?? {}) as Record<ErrorCode, string>)
+        .filter(([name]) => !EVERY_ROUTE_ONLY.includes(name as ErrorCode))
+        .map(([name, when]) => [status, code(name), capitalised(when)]),
+    );
 }
 
 function routeSection(route: Route): string {
@@ -137,8 +156,7 @@ function routeSection(route: Route): string {
   const [mediaType, media] = Object.entries(success.content as Loose)[0];
   if (mediaType !== 'application/json') lines.push(`A stream of ${code(mediaType)}, one JSON object a line, each:`, '');
   lines.push(outputTable(media.schema), '');
-  const errors = Object.entries(operation.responses as Loose).filter(([code]) => Number(code) >= 400 && code !== '500' && code !== '503');
-  lines.push(table(['error', 'when'], errors.map(([code, response]) => [code, response.description])));
+  lines.push(table(['status', 'error', 'when'], errorRows(operation)));
   return lines.join('\n');
 }
 
@@ -155,7 +173,8 @@ export function restRoutesSection(): string {
   return [
     sourceNote('the OpenAPI document (gateway/src/routes/openapi-document.ts, the procedures\' meta and schemas)'),
     '',
-    'Every route can also answer 500 `INTERNAL_ERROR` and 503 `SERVICE_UNAVAILABLE` (see [Errors](#errors)).',
+    `Every route can also answer ${listed(EVERY_ROUTE_ONLY.map((name) => `${ERRORS[name].status} ${code(name)}`))} (see [Errors](#errors)); ` +
+      "each route's table lists every other error it can answer with, a row per code.",
     '',
     index,
     '',

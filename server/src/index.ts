@@ -13,6 +13,8 @@ export { appRouter, createCaller, type AppRouter } from './router.ts';
 // The browser's half of a sign-in through an identity provider: redirects, not procedures (modules/identities).
 export { identityFlows } from './router.ts';
 export type { ProcedureMeta } from './trpc/procedures.ts';
+// What each REST route answers with when it fails, for the OpenAPI document (trpc/rest-meta.ts).
+export { routeErrors, type ErrorDeclarations } from './trpc/rest-meta.ts';
 
 // A procedure's context: the caller's credentials and what the transport saw of the request.
 export { createContext, createContextInner, credentialsFromHeaders, SESSION_COOKIE, type BrowserWrite, type Context, type RequestInfo } from './trpc/context.ts';

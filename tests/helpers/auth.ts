@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import * as assert from 'uvu/assert';
+import { refuseUndeclaredError } from './declared-errors.ts';
 import { request, type HttpResult, type TestService } from './service.ts';
 import { linkToken, type ReceivedMail } from './smtp.ts';
 
@@ -138,7 +139,13 @@ export function requestFrom(
           } catch {
             parsed = undefined;
           }
-          resolve({ status: res.statusCode ?? 0, headers: responseHeaders, body: parsed, text });
+          const result = { status: res.statusCode ?? 0, headers: responseHeaders, body: parsed, text };
+          try {
+            refuseUndeclaredError(method, path, result);
+          } catch (error) {
+            return reject(error);
+          }
+          resolve(result);
         });
         res.on('error', reject);
       },

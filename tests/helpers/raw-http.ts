@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { refuseUndeclaredError } from './declared-errors.ts';
 
 export type RawAnswer = {
   /** `HTTP/1.1 413 Payload Too Large` and the like; '' if the server closed without answering. */
@@ -49,8 +50,15 @@ export function rawRequest(
       } catch {
         body = undefined;
       }
-      resolve({ statusLine, status: Number(statusLine.split(' ')[1] ?? 0), body, sentBeforeAnswer: sentBeforeAnswer ?? sent, closed });
+      const status = Number(statusLine.split(' ')[1] ?? 0);
       socket.destroy();
+      const [method = '', path = ''] = head.split('\r\n')[0].split(' ');
+      try {
+        refuseUndeclaredError(method, path, { status, body });
+      } catch (error) {
+        return reject(error);
+      }
+      resolve({ statusLine, status, body, sentBeforeAnswer: sentBeforeAnswer ?? sent, closed });
     };
     socket.on('connect', () => {
       socket.write(head);

@@ -12,6 +12,7 @@ import type { Resolver } from '../../server/src/lib/resolver.ts';
 import { startService, type Role, type RunningService } from '../../gateway/src/server.ts';
 import { recordAnswer } from './answers.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
+import { refuseUndeclaredError } from './declared-errors.ts';
 import { startSmtpServer, type SmtpServer } from './smtp.ts';
 
 /** Whether a TCP port on 127.0.0.1 can be bound now. */
@@ -183,12 +184,16 @@ async function startOn(
 
 export type HttpResult = { status: number; headers: Headers; body: any; text: string };
 
-/** fetch with the body parsed when it is JSON. */
+/**
+ * fetch with the body parsed when it is JSON. An error code that the route does not declare
+ * (helpers/declared-errors.ts) fails the test that got it; `notGateway` is for a server that
+ * serves no REST route (a worker's health port), whose answers are no route's.
+ */
 export async function request(
   base: string,
   method: string,
   path: string,
-  options: { json?: unknown; body?: string | Buffer; headers?: Record<string, string> } = {},
+  options: { json?: unknown; body?: string | Buffer; headers?: Record<string, string>; notGateway?: boolean } = {},
 ): Promise<HttpResult> {
   const headers: Record<string, string> = { ...options.headers };
   let body: string | Buffer | undefined = options.body;
@@ -206,5 +211,6 @@ export async function request(
   }
   const result = { status: response.status, headers: response.headers, body: parsed, text };
   recordAnswer(method, path, body instanceof Buffer ? body.toString('utf8') : body, result);
+  if (!options.notGateway) refuseUndeclaredError(method, path, result);
   return result;
 }

@@ -3,13 +3,23 @@ import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import type { OpenAPIObject, SchemaObject } from 'openapi3-ts/oas31';
 import { z } from 'zod';
-import { AppError, auditLineSchema, createCaller, createContext, UNKNOWN_FIELD, type AuditLine, type Deps, type Logger } from '../../../server/src/index.ts';
+import { AppError, auditLineSchema, createCaller, createContext, routeErrors, UNKNOWN_FIELD, type AuditLine, type Deps, type Logger } from '../../../server/src/index.ts';
 import { requestInfoOf } from '../request-info.ts';
-import { restErrorResponse } from './openapi-document.ts';
+import { restErrorResponses } from './openapi-document.ts';
 
 const API_PREFIX = '/api/v1';
 const AUDIT_PATH = '/admin/audit';
 const NDJSON = 'application/x-ndjson';
+
+/**
+ * What GET /api/v1/admin/audit answers with when it fails, as a procedure's route declares it
+ * (rest-meta.ts routeErrors): refusals come before the first byte of the stream.
+ */
+export const AUDIT_EXPORT_ERRORS = routeErrors({
+  openapi: { method: 'GET', protect: true },
+  adminOnly: true,
+  errors: { VALIDATION_FAILED: 'a query value is invalid, `since` is after `until`, or a parameter is unknown (see `issues`)' },
+})!;
 
 /** The REST query (docs/API.md, Operator API); `cursor` is tRPC's paging, not a filter of the stream. */
 const QUERY_FIELDS = new Set(['since', 'until', 'account_id']);
@@ -123,11 +133,7 @@ function exportOperation(): Record<string, unknown> {
         description: 'The events, one JSON object a line, each ending with a newline; the schema and example are of one line.',
         content: { [NDJSON]: { schema: lineSchema(), example: LINE_EXAMPLE } },
       },
-      '400': restErrorResponse(400, 'A query value is invalid, since is after until, or a parameter is unknown (see issues)', true),
-      '401': restErrorResponse(401, 'No valid JWT, API key or cookie', true),
-      '403': restErrorResponse(403, "FORBIDDEN: the account is not an administrator; or MFA_SETUP_REQUIRED: the account's role is in MFA_REQUIRED_ROLES and it has no second factor yet", true),
-      '500': restErrorResponse(500, 'Unexpected failure on our side before the stream began; the body carries no detail (it is in the log, under the request id).', true),
-      '503': restErrorResponse(503, 'The database cannot be reached; try again after Retry-After', true),
+      ...restErrorResponses(AUDIT_EXPORT_ERRORS),
     },
   };
 }

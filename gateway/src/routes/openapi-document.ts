@@ -1,6 +1,6 @@
 import type { OpenAPIObject, SchemaObject, TagObject } from 'openapi3-ts/oas31';
 import { generateOpenApiDocument } from 'trpc-to-openapi';
-import { appRouter, ERROR_CODES, ERRORS, type ErrorCode, type ProcedureMeta } from '../../../server/src/index.ts';
+import { appRouter, ERROR_CODES, ERRORS, routeErrors, type ErrorCode, type ErrorDeclarations, type ProcedureMeta } from '../../../server/src/index.ts';
 import { OPERATION_EXAMPLES } from './openapi-examples.ts';
 
 type Loose = Record<string, any>;
@@ -37,12 +37,21 @@ const ERROR_SCHEMA: SchemaObject = {
         },
       },
     },
+    mfa_token: { type: 'string', description: '`MFA_REQUIRED`: the single-use token for the second step (`POST /auth/login/mfa`), valid 5 minutes.' },
+    methods: {
+      type: 'array',
+      items: { type: 'string', enum: ['totp', 'passkey', 'recovery_code'] },
+      description: '`MFA_REQUIRED` and `STEP_UP_REQUIRED`: the ways the account can prove its second factor.',
+    },
+    reauth_url: { type: 'string', description: '`REAUTH_REQUIRED`: where a sign-in through one of the account\'s identity providers starts, coming back to the account page.' },
   },
 };
 
 const RETRY_AFTER = { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 1 } };
 const WWW_AUTHENTICATE = { description: 'Always `Bearer`.', schema: { type: 'string', enum: ['Bearer'] } };
-const INTERNAL = 'Unexpected failure on our side; the body carries no detail (it is in the log, under the request id).';
+
+/** Where an error answer says which codes it may carry and when: `{ CODE: when }` (docs/API.md reads it). */
+export const CODES_EXTENSION = 'x-error-codes';
 
 function codesFor(status: number, codes: readonly ErrorCode[]): ErrorCode[] {
   return codes.filter((code) => ERRORS[code].status === status);
@@ -64,12 +73,24 @@ export function errorResponse(status: number, description: string, options: { co
   };
 }
 
-/** An error answer of a REST route: with Retry-After where it may wait, WWW-Authenticate on a protected 401. */
-export function restErrorResponse(status: number, description: string, isProtected: boolean): Loose {
-  const headers: Loose = {};
-  if (status === 429 || status === 503) headers['Retry-After'] = RETRY_AFTER;
-  if (status === 401 && isProtected) headers['WWW-Authenticate'] = WWW_AUTHENTICATE;
-  return errorResponse(status, description, { headers });
+/**
+ * A REST route's error answers from what it declares (rest-meta.ts routeErrors), a status
+ * each: the description lists its codes and when, the schema's `code` enum is exactly those
+ * codes, and the headers are those its codes send (Retry-After, WWW-Authenticate).
+ */
+export function restErrorResponses(declared: ErrorDeclarations): Record<string, Loose> {
+  const codes = ERROR_CODES.filter((code) => declared[code] !== undefined);
+  const responses: Record<string, Loose> = {};
+  for (const status of [...new Set(codes.map((code) => ERRORS[code].status))]) {
+    const here = codesFor(status, codes);
+    const headers: Loose = {};
+    if (here.includes('RATE_LIMITED') || here.includes('SERVICE_UNAVAILABLE')) headers['Retry-After'] = RETRY_AFTER;
+    if (here.includes('UNAUTHORIZED')) headers['WWW-Authenticate'] = WWW_AUTHENTICATE;
+    const description = here.map((code) => `- \`${code}\`: ${declared[code]}`).join('\n');
+    const response = errorResponse(status, description, { codes: here, headers });
+    responses[String(status)] = { ...response, [CODES_EXTENSION]: Object.fromEntries(here.map((code) => [code, declared[code]])) };
+  }
+  return responses;
 }
 
 function proceduresMetaByRoute(): Map<string, ProcedureMeta> {
@@ -87,11 +108,27 @@ function withExample(content: Loose | undefined, example: unknown): void {
   if (media && example !== undefined) media.example = example;
 }
 
+/** What the document says of a password field that an account without a password leaves out. */
+export const PASSWORD_LEFT_OUT =
+  'An account without a password (one made through an identity provider) leaves it out: a recent sign-in through one of its providers stands in (see `REAUTH_REQUIRED`).';
+
+/**
+ * A confirming password is optional in the procedure's schema only for the accounts that have
+ * none (passwordConfirmingProcedure): the document shows it as required, with a note saying so.
+ */
+function withPasswordRequired(content: Loose | undefined, field: string | undefined): void {
+  const schema = content?.['application/json']?.schema;
+  if (!field || !schema?.properties?.[field]) return;
+  schema.required = [...new Set([...(schema.required ?? []), field])];
+  const property = schema.properties[field];
+  property.description = property.description ? `${property.description} ${PASSWORD_LEFT_OUT}` : PASSWORD_LEFT_OUT;
+}
+
 /**
  * trpc-to-openapi describes errors with its own `{message, code, issues}` body and every
  * success as a 200. The gateway answers with its own error body and register with a
- * 201, so the document says so: one `Error` schema, each route's own error statuses with
- * their codes and headers, and success statuses from the procedures' meta. Public routes
+ * 201, so the document says so: one `Error` schema, each route's error answers from the
+ * codes it declares, and success statuses from the procedures' meta. Public routes
  * say `security: []` outright, so a reader (and a linter) can tell them from a route
  * whose credentials were forgotten.
  */
@@ -100,23 +137,17 @@ function describeAnswers(document: OpenAPIObject): OpenAPIObject {
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(item as Loose)) {
       const meta = metaByRoute.get(`${method} ${path}`);
-      const described = (meta?.openapi?.errorResponses ?? {}) as Record<number, string>;
-      const isProtected = Boolean(operation.security?.length);
-      if (!isProtected) operation.security = [];
+      if (!operation.security?.length) operation.security = [];
       const examples = OPERATION_EXAMPLES[operation.operationId];
       withExample(operation.requestBody?.content, examples?.request);
+      withPasswordRequired(operation.requestBody?.content, meta?.passwordField);
       const shaped: Loose = {};
       for (const [status, response] of Object.entries(operation.responses as Loose)) {
-        const code = Number(status);
-        if (code < 400) {
-          withExample(response.content, examples?.response);
-          shaped[String(meta?.successStatus ?? code)] = response;
-        } else {
-          shaped[status] = restErrorResponse(code, described[code] ?? response.description, isProtected);
-        }
+        if (Number(status) >= 400) continue;
+        withExample(response.content, examples?.response);
+        shaped[String(meta?.successStatus ?? status)] = response;
       }
-      shaped['500'] ??= restErrorResponse(500, INTERNAL, isProtected);
-      operation.responses = shaped;
+      operation.responses = { ...shaped, ...restErrorResponses(routeErrors(meta) ?? {}) };
     }
   }
   const schemas: Loose = { ...document.components?.schemas };

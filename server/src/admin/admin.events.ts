@@ -8,9 +8,10 @@ import { eventsAdminSchemas as s } from '../modules/events/index.ts';
 import * as eventsAdmin from './admin.events.service.ts';
 import type { Actor } from './admin.service.ts';
 
-const NOT_ADMIN = { 401: 'No valid JWT, API key or cookie', 403: 'FORBIDDEN: the account is not an administrator' };
-const NO_ENDPOINT = { 404: 'NOT_FOUND: no such event endpoint' };
-const DISABLED = { 409: 'CONFLICT: the endpoint is disabled; nothing is sent to it until it is enabled' };
+const NO_ENDPOINT = 'no such event endpoint';
+const DISABLED = 'the endpoint is disabled; nothing is sent to it until it is enabled';
+/** events.targets.ts: the sender checks again before every send, on the address it connects to. */
+const REFUSED_URL = "the URL's host resolves to a private, loopback, link-local or other special address, or not at all within 2 s (issue path `url`)";
 const actor = (ctx: Context & { auth: AuthContext }): Actor => ({ accountId: ctx.auth.account.id, request: ctx.request });
 
 /**
@@ -22,7 +23,7 @@ export const eventProcedures = {
     .meta(restRoute('POST', '/admin/event-endpoints', 'Add an endpoint that receives signed events; its secret is shown this once', {
       protect: true,
       successStatus: 201,
-      errors: { 400: 'The URL, the event types or the description is invalid (see issues)', ...NOT_ADMIN },
+      errors: { VALIDATION_FAILED: REFUSED_URL },
     }))
     .input(s.createEndpointInput)
     .output(s.createEndpointOutput)
@@ -33,7 +34,7 @@ export const eventProcedures = {
     }),
 
   eventEndpoints: adminProcedure
-    .meta(restRoute('GET', '/admin/event-endpoints', 'Every event endpoint', { protect: true, errors: NOT_ADMIN }))
+    .meta(restRoute('GET', '/admin/event-endpoints', 'Every event endpoint', { protect: true }))
     .input(z.void())
     .output(s.endpointsOutput)
     .query(({ ctx }) => eventsAdmin.listEndpoints(ctx.deps, actor(ctx))),
@@ -41,7 +42,7 @@ export const eventProcedures = {
   updateEventEndpoint: adminProcedure
     .meta(restRoute('PATCH', '/admin/event-endpoints/{id}', 'Change an endpoint: its URL, event types, description, or whether it is sent to', {
       protect: true,
-      errors: { 400: 'The id or a field is invalid (see issues)', ...NOT_ADMIN, ...NO_ENDPOINT },
+      errors: { VALIDATION_FAILED: REFUSED_URL, NOT_FOUND: NO_ENDPOINT },
     }))
     .input(s.updateEndpointInput)
     .output(s.endpointOutput)
@@ -50,7 +51,7 @@ export const eventProcedures = {
   rotateEventEndpointSecret: adminProcedure
     .meta(restRoute('POST', '/admin/event-endpoints/{id}/rotate-secret', 'A new signing secret; the old one signs beside it during the grace', {
       protect: true,
-      errors: { 400: 'The id or grace_seconds is invalid (see issues)', ...NOT_ADMIN, ...NO_ENDPOINT },
+      errors: { NOT_FOUND: NO_ENDPOINT },
     }))
     .input(s.rotateSecretInput)
     .output(s.secretOutput)
@@ -59,7 +60,7 @@ export const eventProcedures = {
   deleteEventEndpoint: adminProcedure
     .meta(restRoute('DELETE', '/admin/event-endpoints/{id}', 'Remove an endpoint and its deliveries', {
       protect: true,
-      errors: { 400: 'The id is invalid', ...NOT_ADMIN, ...NO_ENDPOINT },
+      errors: { NOT_FOUND: NO_ENDPOINT },
     }))
     .input(s.endpointIdInput)
     .output(successOutput)
@@ -68,7 +69,7 @@ export const eventProcedures = {
   eventDeliveries: adminProcedure
     .meta(restRoute('GET', '/admin/event-deliveries', 'Deliveries of events, newest first, filtered and a page at a time', {
       protect: true,
-      errors: { 400: 'A filter is invalid (see issues), or the cursor is not one this list gave out', ...NOT_ADMIN },
+      errors: { VALIDATION_FAILED: 'a filter is invalid or unknown (see `issues`), or the cursor is not one this list gave out' },
     }))
     // Every field is optional: a tRPC call may give no input, as a REST request gives no query.
     .input(s.listDeliveriesInput.prefault({}))
@@ -78,7 +79,7 @@ export const eventProcedures = {
   eventDelivery: adminProcedure
     .meta(restRoute('GET', '/admin/event-deliveries/{id}', 'One delivery with the body it sends and its last ten attempts', {
       protect: true,
-      errors: { 400: 'The id is invalid', ...NOT_ADMIN, 404: 'NOT_FOUND: no such delivery' },
+      errors: { VALIDATION_FAILED: 'the id is not a delivery id', NOT_FOUND: 'no such delivery' },
     }))
     .input(s.deliveryIdInput)
     .output(s.deliveryOutput)
@@ -87,7 +88,7 @@ export const eventProcedures = {
   retryEventDelivery: adminProcedure
     .meta(restRoute('POST', '/admin/event-deliveries/{id}/retry', 'Send one delivery again now, from the start of the schedule', {
       protect: true,
-      errors: { 400: 'The id is invalid', ...NOT_ADMIN, 404: 'NOT_FOUND: no such delivery', ...DISABLED },
+      errors: { NOT_FOUND: 'no such delivery', CONFLICT: DISABLED },
     }))
     .input(s.deliveryIdInput)
     .output(successOutput)
@@ -96,7 +97,7 @@ export const eventProcedures = {
   retryDeadEventDeliveries: adminProcedure
     .meta(restRoute('POST', '/admin/event-endpoints/{id}/retry-dead', "Send the endpoint's dead and skipped deliveries again", {
       protect: true,
-      errors: { 400: 'The id or since is invalid (see issues)', ...NOT_ADMIN, ...NO_ENDPOINT, ...DISABLED },
+      errors: { NOT_FOUND: NO_ENDPOINT, CONFLICT: DISABLED },
     }))
     .input(s.retryDeadInput)
     .output(s.retriedOutput)
@@ -105,7 +106,7 @@ export const eventProcedures = {
   testEventEndpoint: adminProcedure
     .meta(restRoute('POST', '/admin/event-endpoints/{id}/test', 'Send a ping event (data {}) to this endpoint alone', {
       protect: true,
-      errors: { 400: 'The id is invalid', ...NOT_ADMIN, ...NO_ENDPOINT, ...DISABLED },
+      errors: { NOT_FOUND: NO_ENDPOINT, CONFLICT: DISABLED },
     }))
     .input(s.endpointIdInput)
     .output(s.testEndpointOutput)

@@ -33,13 +33,14 @@ import {
   type Actor,
 } from './admin.service.ts';
 
-const NOT_ADMIN = { 401: 'No valid JWT, API key or cookie', 403: 'FORBIDDEN: the account is not an administrator' };
+const NO_SUCH_ACCOUNT = { NOT_FOUND: 'no such account' };
+const BAD_CURSOR = 'a filter is invalid or unknown (see `issues`), or the cursor is not one this list gave out';
 const actor = (ctx: Context & { auth: AuthContext }): Actor => ({ accountId: ctx.auth.account.id, request: ctx.request });
 
 /** The operator API (docs/API.md, Operator API): the inbox of webhook deliveries, accounts and the activity export, for accounts with role admin. */
 export const adminRouter = router({
   inboxStats: adminProcedure
-    .meta(restRoute('GET', '/admin/inbox/stats', 'Deliveries per provider and state, and the oldest still waiting', { protect: true, errors: NOT_ADMIN }))
+    .meta(restRoute('GET', '/admin/inbox/stats', 'Deliveries per provider and state, and the oldest still waiting', { protect: true }))
     .input(z.void())
     .output(inboxStatsOutput)
     .query(({ ctx }) => inboxStats(ctx.deps, actor(ctx))),
@@ -47,7 +48,7 @@ export const adminRouter = router({
   listInbox: adminProcedure
     .meta(restRoute('GET', '/admin/inbox', 'Deliveries, newest first, filtered and a page at a time', {
       protect: true,
-      errors: { 400: 'A filter is invalid (see issues), or the cursor is not one this list gave out', ...NOT_ADMIN },
+      errors: { VALIDATION_FAILED: BAD_CURSOR },
     }))
     // Every field is optional: a tRPC call may give no input, as a REST request gives no query.
     .input(listInboxInput.prefault({}))
@@ -57,7 +58,7 @@ export const adminRouter = router({
   showDelivery: adminProcedure
     .meta(restRoute('GET', '/admin/inbox/{id}', 'One delivery with its payload as received', {
       protect: true,
-      errors: { 400: 'The id is invalid', ...NOT_ADMIN, 404: 'NOT_FOUND: no such delivery' },
+      errors: { VALIDATION_FAILED: 'the id is not a delivery id', NOT_FOUND: 'no such delivery' },
     }))
     .input(deliveryIdInput)
     .output(deliveryOutput)
@@ -66,7 +67,7 @@ export const adminRouter = router({
   replayDelivery: adminProcedure
     .meta(restRoute('POST', '/admin/inbox/{id}/replay', 'Apply one delivery again through its handler, exactly once in effect', {
       protect: true,
-      errors: { 400: 'The id is invalid', ...NOT_ADMIN, 404: 'NOT_FOUND: no such delivery' },
+      errors: { NOT_FOUND: 'no such delivery' },
     }))
     .input(deliveryIdInput)
     .output(successOutput)
@@ -75,7 +76,6 @@ export const adminRouter = router({
   replayDeliveries: adminProcedure
     .meta(restRoute('POST', '/admin/inbox/replay', 'Apply every dead (or ignored) delivery matching the filter again', {
       protect: true,
-      errors: { 400: 'A filter is invalid (see issues)', ...NOT_ADMIN },
     }))
     .input(replayDeliveriesInput.optional())
     .output(replayedOutput)
@@ -84,7 +84,7 @@ export const adminRouter = router({
   findAccount: adminProcedure
     .meta(restRoute('GET', '/admin/accounts', 'The account with this e-mail address, without its API key, and whether it has a second factor', {
       protect: true,
-      errors: { 400: 'The e-mail is missing or not a bare address', ...NOT_ADMIN, 404: 'NOT_FOUND: no account has that e-mail address' },
+      errors: { VALIDATION_FAILED: 'the e-mail is missing or not a bare address', NOT_FOUND: 'no account has that e-mail address' },
     }))
     .input(findAccountInput)
     .output(accountOutput)
@@ -93,7 +93,7 @@ export const adminRouter = router({
   revokeSessions: adminProcedure
     .meta(restRoute('POST', '/admin/accounts/{id}/revoke-sessions', 'Sign the account out everywhere and void its pending e-mail-change and reset links; its owner is mailed', {
       protect: true,
-      errors: { 400: 'The id is not an account id', ...NOT_ADMIN, 404: 'NOT_FOUND: no such account' },
+      errors: NO_SUCH_ACCOUNT,
     }))
     .input(accountIdInput)
     .output(revokedSessionsOutput)
@@ -105,7 +105,7 @@ export const adminRouter = router({
   resetMfa: adminProcedure
     .meta(restRoute('POST', '/admin/accounts/{id}/reset-mfa', "Turn off the account's second factor (authenticator, passkeys, recovery codes); its owner is mailed", {
       protect: true,
-      errors: { 400: 'The id is not an account id', ...NOT_ADMIN, 404: 'NOT_FOUND: no such account' },
+      errors: NO_SUCH_ACCOUNT,
     }))
     .input(accountIdInput)
     .output(successOutput)

@@ -58,7 +58,8 @@ export const ERRORS = {
     status: 403,
     trpc: 'FORBIDDEN',
     message: 'This request is not allowed.',
-    meaning: 'Not allowed: a write by the `svc_token` cookie from another site, or an admin route called by an account that is not an admin.',
+    meaning:
+      'Not allowed: a write by the `svc_token` cookie from another site, an admin route called by an account that is not an admin, a key rotation by the replaced key, or connecting an identity provider with an API key.',
   },
   EMAIL_NOT_VERIFIED: {
     status: 403,
@@ -76,7 +77,8 @@ export const ERRORS = {
     status: 403,
     trpc: 'FORBIDDEN',
     message: 'Confirm it is you with your second factor first.',
-    meaning: 'A sensitive change by a session of an account with a second factor needs `code` or `response` in its body; `methods` says which the account has.',
+    meaning:
+      'A sensitive change of an account with a second factor needs `code` or `response` in its body: by API key every time, by a session unless it gave one in the last 5 minutes; `methods` says which the account has.',
   },
   MFA_SETUP_REQUIRED: {
     status: 403,

@@ -3,7 +3,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z } from 'zod';
 import type { Context } from './context.ts';
 import { toErrorResponse } from '../errors/response.ts';
-import { AppError, ERRORS } from '../errors/errors.ts';
+import { AppError, ERRORS, type ErrorCode } from '../errors/errors.ts';
 import { textIssues } from '../lib/text.ts';
 import { passwordHashOf } from '../modules/accounts/index.ts';
 import { refuseUntilMfaSetUp } from '../modules/mfa/index.ts';
@@ -11,10 +11,22 @@ import { authenticate, type AuthContext } from '../modules/sessions/index.ts';
 import { attachAccount, contextUnchanged } from './internals.ts';
 
 /**
- * trpc-to-openapi's meta, plus the success status of a REST route that answers other than
- * 200 (register's 201), for the OpenAPI document.
+ * trpc-to-openapi's meta, plus what the OpenAPI document and the error declarations read
+ * (rest-meta.ts): the success status of a REST route that answers other than 200
+ * (register's 201), the error codes it declares, and what kind of procedure it is.
  */
-export type ProcedureMeta = OpenApiMeta<{ successStatus?: number; beforeMfaSetup?: boolean }>;
+export type ProcedureMeta = OpenApiMeta<{
+  successStatus?: number;
+  beforeMfaSetup?: boolean;
+  /** The codes the route answers with beyond those of its kind, each with when (rest-meta.ts routeErrors). */
+  errors?: Partial<Record<ErrorCode, string>>;
+  /** With a second factor on, the body must carry its proof as well (requireStepUp). */
+  stepUp?: boolean;
+  /** The input field that carries the current password (passwordConfirmingProcedure). */
+  passwordField?: string;
+  /** Accounts with role admin only (adminProcedure). */
+  adminOnly?: boolean;
+}>;
 
 const t = initTRPC
   .context<Context>()
@@ -111,10 +123,12 @@ export const authedProcedure = t.procedure.use(async ({ ctx, next, path, type, m
 });
 
 /** For operators: an authenticated account with role admin; anyone else gets 403 FORBIDDEN. */
-export const adminProcedure = authedProcedure.use(({ ctx, next }) => {
-  if (ctx.auth.account.role !== 'admin') throw new AppError('FORBIDDEN', 'Only administrators may do this.');
-  return next();
-});
+export const adminProcedure = authedProcedure
+  .use(({ ctx, next }) => {
+    if (ctx.auth.account.role !== 'admin') throw new AppError('FORBIDDEN', 'Only administrators may do this.');
+    return next();
+  })
+  .meta({ adminOnly: true });
 
 /**
  * An authenticated procedure whose input asks for the current password in `field`, left
@@ -122,11 +136,14 @@ export const adminProcedure = authedProcedure.use(({ ctx, next }) => {
  * give (passwords.check.ts says what stands in for it). An account that has a password must
  * still give it, and a body without it is refused as the schema with the field required
  * refuses it: 400 VALIDATION_FAILED naming every faulty field at once, the password among them.
+ * The field is named in the meta, so that the OpenAPI document shows it as required, with a
+ * note for the accounts without a password, and the route's errors include a password's.
  */
 export function passwordConfirmingProcedure<S extends z.ZodObject>(schema: S, field = 'password') {
   const optional = schema.shape[field];
   const required = schema.extend({ [field]: optional instanceof z.ZodOptional ? optional.unwrap() : optional });
   return authedProcedure
+    .meta({ passwordField: field })
     .use(async ({ ctx, next, getRawInput }) => {
       const raw = await getRawInput();
       const leftOut = typeof raw === 'object' && raw !== null && (raw as Record<string, unknown>)[field] === undefined;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { messageOutput, noInput, successOutput } from '../../lib/validation.ts';
 import { authedProcedure, passwordConfirmingProcedure, publicProcedure } from '../../trpc/procedures.ts';
-import { AUTH_ROUTE_ERRORS, authRoute } from '../../trpc/rest-meta.ts';
+import { authRoute, weakPassword } from '../../trpc/rest-meta.ts';
 import { deleteAccount } from './accounts.deletion.ts';
 import { cancelEmailChange, changeEmail, confirmEmailChange, showPendingEmailChange } from './accounts.email-change.ts';
 import { me } from './accounts.profile.ts';
@@ -21,14 +21,12 @@ import {
 } from './accounts.schemas.ts';
 import { register, resendVerification, verifyEmail } from './accounts.service.ts';
 
-const { noCredentials: NO_CREDENTIALS, wrongPassword: WRONG_PASSWORD, invalidBody: INVALID_BODY } = AUTH_ROUTE_ERRORS;
-
 /** An account from registration to deletion: its address, its profile. Merged into `auth.*` by server/src/router.ts. */
 export const accountsProcedures = {
   register: publicProcedure
     .meta(authRoute('POST', 'register', 'Create an account; a confirmation link is e-mailed', {
       successStatus: 201,
-      errors: { 400: INVALID_BODY, 429: 'Too many registrations from this address or IP' },
+      errors: { VALIDATION_FAILED: weakPassword('password'), RATE_LIMITED: 'too many registrations from this client IP, or for this address' },
     }))
     .input(registerInput)
     .output(registerOutput)
@@ -40,7 +38,7 @@ export const accountsProcedures = {
 
   verifyEmail: publicProcedure
     .meta(authRoute('POST', 'verify-email', 'Confirm an e-mail address with the token from the mail', {
-      errors: { 400: 'INVALID_TOKEN: unknown, used or expired; or an invalid body' },
+      errors: { INVALID_TOKEN: 'the token is unknown, used or expired' },
     }))
     .input(verifyEmailInput)
     .output(messageOutput)
@@ -48,7 +46,7 @@ export const accountsProcedures = {
 
   resendVerification: publicProcedure
     .meta(authRoute('POST', 'resend-verification', 'Send a new confirmation link (same answer for every address)', {
-      errors: { 400: 'The e-mail is missing or invalid, or the body is not JSON', 429: 'Too many requests for this address or IP' },
+      errors: { RATE_LIMITED: 'too many resends from this client IP, or for this address' },
     }))
     .input(resendVerificationInput)
     .output(messageOutput)
@@ -58,7 +56,6 @@ export const accountsProcedures = {
     .meta(authRoute('GET', 'me', 'The calling account (Bearer JWT, Bearer API key or the svc_token cookie)', {
       protect: true,
       beforeMfaSetup: true,
-      errors: { 401: NO_CREDENTIALS },
     }))
     .input(z.void())
     .output(meOutput)
@@ -67,7 +64,8 @@ export const accountsProcedures = {
   changeEmail: passwordConfirmingProcedure(changeEmailInput)
     .meta(authRoute('POST', 'email/change', 'Move the account to another address, once that address confirms', {
       protect: true,
-      errors: { 400: INVALID_BODY, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 429: 'Too many changes or password checks' },
+      stepUp: true,
+      errors: { RATE_LIMITED: 'too many e-mail change requests for this account' },
     }))
     .output(messageOutput)
     .mutation(({ ctx, input }) => changeEmail(ctx.deps, ctx.auth, input, ctx.request)),
@@ -75,7 +73,6 @@ export const accountsProcedures = {
   pendingEmailChange: authedProcedure
     .meta(authRoute('GET', 'email/pending', 'The e-mail change waiting for its confirmation link, if any', {
       protect: true,
-      errors: { 401: NO_CREDENTIALS },
     }))
     .input(z.void())
     .output(pendingEmailChangeOutput)
@@ -84,7 +81,6 @@ export const accountsProcedures = {
   cancelEmailChange: authedProcedure
     .meta(authRoute('POST', 'email/cancel', 'Cancel the pending e-mail change: its link stops working', {
       protect: true,
-      errors: { 400: INVALID_BODY, 401: NO_CREDENTIALS },
     }))
     .input(noInput)
     .output(messageOutput)
@@ -92,7 +88,10 @@ export const accountsProcedures = {
 
   confirmEmailChange: publicProcedure
     .meta(authRoute('POST', 'email/confirm', 'Confirm a new address with the token mailed to it', {
-      errors: { 400: 'INVALID_TOKEN: unknown, used or expired, or the address was taken meanwhile; or an invalid body', 429: 'Too many tries from this IP' },
+      errors: {
+        INVALID_TOKEN: 'the token is unknown, used or expired, or another account took the address meanwhile',
+        RATE_LIMITED: 'too many uses of e-mailed tokens from this client IP',
+      },
     }))
     .input(confirmEmailChangeInput)
     .output(messageOutput)
@@ -101,7 +100,7 @@ export const accountsProcedures = {
   deleteAccount: passwordConfirmingProcedure(deleteAccountInput)
     .meta(authRoute('POST', 'account/delete', 'Delete the account with its sessions, key, sites, channels and messages', {
       protect: true,
-      errors: { 400: INVALID_BODY, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 429: 'Too many password checks for this session' },
+      stepUp: true,
     }))
     .output(successOutput)
     .mutation(({ ctx, input }) => deleteAccount(ctx.deps, ctx.auth, input, ctx.request)),
@@ -109,7 +108,7 @@ export const accountsProcedures = {
   updateProfile: authedProcedure
     .meta(authRoute('POST', 'profile', 'Change the name or company (company: null clears it); answers the account as /me does', {
       protect: true,
-      errors: { 400: `${INVALID_BODY}, or it has neither name nor company`, 401: NO_CREDENTIALS },
+      errors: { VALIDATION_FAILED: 'the body has neither `name` nor `company`', UNAUTHORIZED: 'the account was deleted meanwhile' },
     }))
     .input(updateProfileInput)
     .output(updateProfileOutput)

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { authedProcedure } from '../../trpc/procedures.ts';
-import { AUTH_ROUTE_ERRORS, authRoute } from '../../trpc/rest-meta.ts';
+import { authRoute } from '../../trpc/rest-meta.ts';
 import { activityOutput } from './activity.schemas.ts';
 import { listActivity } from './activity.service.ts';
 
@@ -9,7 +9,6 @@ export const activityProcedures = {
   listActivity: authedProcedure
     .meta(authRoute('GET', 'activity', 'The account\'s latest 100 events, newest first', {
       protect: true,
-      errors: { 401: AUTH_ROUTE_ERRORS.noCredentials },
     }))
     .input(z.void())
     .output(activityOutput)

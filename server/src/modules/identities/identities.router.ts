@@ -1,21 +1,17 @@
 import { z } from 'zod';
 import { successOutput } from '../../lib/validation.ts';
 import { authedProcedure, passwordConfirmingProcedure, publicProcedure } from '../../trpc/procedures.ts';
-import { AUTH_ROUTE_ERRORS, authRoute } from '../../trpc/rest-meta.ts';
+import { authRoute } from '../../trpc/rest-meta.ts';
 import type { Context } from '../../trpc/context.ts';
 import { authenticate, signedIn } from '../sessions/index.ts';
 import { finishSignIn, startSignIn, type SignInOutcome } from './identities.flow.ts';
 import { identitiesOutput, linkIdentityInput, linkIdentityOutput, oauthProvidersOutput, unlinkIdentityInput } from './identities.schemas.ts';
 import { listIdentities, oauthProviders, startLink, unlinkIdentity } from './identities.service.ts';
 
-const { noCredentials: NO_CREDENTIALS, invalidBody: INVALID_BODY } = AUTH_ROUTE_ERRORS;
-
 /** Identity providers: the list, the account's connections, connecting and disconnecting one. Merged into `auth.*` by server/src/router.ts. */
 export const identitiesProcedures = {
   oauthProviders: publicProcedure
-    .meta(authRoute('GET', 'oauth/providers', 'The identity providers people may sign in with, and where each sign-in starts', {
-      errors: { 400: 'VALIDATION_FAILED: a control character in a header or the query' },
-    }))
+    .meta(authRoute('GET', 'oauth/providers', 'The identity providers people may sign in with, and where each sign-in starts', {}))
     .input(z.void())
     .output(oauthProvidersOutput)
     .query(({ ctx }) => oauthProviders(ctx.deps)),
@@ -23,7 +19,6 @@ export const identitiesProcedures = {
   identities: authedProcedure
     .meta(authRoute('GET', 'identities', "The account's connected identity providers, and whether it has a password", {
       protect: true,
-      errors: { 401: NO_CREDENTIALS },
     }))
     .input(z.void())
     .output(identitiesOutput)
@@ -32,12 +27,11 @@ export const identitiesProcedures = {
   linkIdentity: passwordConfirmingProcedure(linkIdentityInput)
     .meta(authRoute('POST', 'identities/{name}/link', "Start connecting an identity provider: a start URL for this session's browser", {
       protect: true,
+      stepUp: true,
       errors: {
-        400: `INVALID_CODE: the step-up proof is wrong; or ${INVALID_BODY}`,
-        401: `${NO_CREDENTIALS}, or INVALID_CREDENTIALS: the password is wrong (it counts as a failed login)`,
-        403: 'FORBIDDEN: called with an API key (connecting is done in a browser); or STEP_UP_REQUIRED: a second factor is on and this session has not proved it lately; or REAUTH_REQUIRED: the account has no password and this is not a session begun through one of its providers in the last 10 minutes (`reauth_url` starts one)',
-        404: 'NOT_FOUND: no identity provider has that name',
-        409: 'CONFLICT: that provider is already connected to the account',
+        FORBIDDEN: 'called with an API key (connecting is done in a browser)',
+        NOT_FOUND: 'no identity provider has that name',
+        CONFLICT: 'that provider is already connected to the account',
       },
     }))
     .output(linkIdentityOutput)
@@ -46,12 +40,10 @@ export const identitiesProcedures = {
   unlinkIdentity: passwordConfirmingProcedure(unlinkIdentityInput)
     .meta(authRoute('POST', 'identities/{name}/unlink', 'Disconnect an identity provider from the account', {
       protect: true,
+      stepUp: true,
       errors: {
-        400: `INVALID_CODE: the step-up proof is wrong; or ${INVALID_BODY}`,
-        401: `${NO_CREDENTIALS}, or INVALID_CREDENTIALS: the password is wrong (it counts as a failed login)`,
-        403: 'STEP_UP_REQUIRED: a second factor is on and this session has not proved it lately; or REAUTH_REQUIRED: the account has no password and this is not a session begun through one of its providers in the last 10 minutes (`reauth_url` starts one)',
-        404: 'NOT_FOUND: that provider is not connected to the account',
-        409: 'CONFLICT: it is the last way in (no password and no other provider)',
+        NOT_FOUND: 'that provider is not connected to the account',
+        CONFLICT: 'it is the last way in (no password and no other provider)',
       },
     }))
     .output(successOutput)

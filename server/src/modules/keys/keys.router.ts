@@ -1,5 +1,5 @@
 import { authedProcedure } from '../../trpc/procedures.ts';
-import { AUTH_ROUTE_ERRORS, authRoute } from '../../trpc/rest-meta.ts';
+import { authRoute } from '../../trpc/rest-meta.ts';
 import { rotateApiKeyInput, rotateApiKeyOutput } from './keys.schemas.ts';
 import { rotateApiKey } from './keys.service.ts';
 
@@ -8,7 +8,8 @@ export const keysProcedures = {
   rotateApiKey: authedProcedure
     .meta(authRoute('POST', 'api-key/rotate', 'Replace the API key; the previous one works for grace_seconds more', {
       protect: true,
-      errors: { 400: AUTH_ROUTE_ERRORS.invalidBody, 401: AUTH_ROUTE_ERRORS.noCredentials, 403: 'FORBIDDEN: called with the previous API key, still in its grace period' },
+      stepUp: true,
+      errors: { FORBIDDEN: 'called with the previous API key, still in its grace period' },
     }))
     .input(rotateApiKeyInput.optional())
     .output(rotateApiKeyOutput)

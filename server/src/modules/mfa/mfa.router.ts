@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { authedProcedure, passwordConfirmingProcedure } from '../../trpc/procedures.ts';
-import { AUTH_ROUTE_ERRORS, authRoute } from '../../trpc/rest-meta.ts';
+import { authRoute, ROUTE_ERRORS } from '../../trpc/rest-meta.ts';
 import { addPasskey, passkeyOptions, removePasskey } from './mfa.passkey-service.ts';
 import {
   addPasskeyInput,
@@ -19,14 +19,13 @@ import {
 import { disableTotp, enableTotp, mfaStatus, regenerateRecoveryCodes, setupTotp } from './mfa.service.ts';
 import { successOutput } from '../../lib/validation.ts';
 
-const { noCredentials: NO_CREDENTIALS, wrongPassword: WRONG_PASSWORD, invalidBody: BODY } = AUTH_ROUTE_ERRORS;
-const STEP_UP = 'STEP_UP_REQUIRED (with `methods`): a session of an account with a second factor must add `code` or `response`';
-const WRONG_PROOF = 'INVALID_CODE: the code or passkey answer is wrong (it counts as a failed login); or an invalid body';
+/** What a route that always takes its own proof of the second factor (not step-up's) answers when the proof is wrong. */
+const OWN_PROOF = { INVALID_CODE: ROUTE_ERRORS.stepUp.INVALID_CODE, RATE_LIMITED: ROUTE_ERRORS.stepUp.RATE_LIMITED };
 
 /** The account's second factor, under /api/v1/auth/mfa; merged into `auth.*` by server/src/router.ts. */
 export const mfaProcedures = {
   mfaStatus: authedProcedure
-    .meta(authRoute('GET', 'mfa', 'The second factor: authenticator on or off, passkeys, recovery codes left', { protect: true, beforeMfaSetup: true, errors: { 401: NO_CREDENTIALS } }))
+    .meta(authRoute('GET', 'mfa', 'The second factor: authenticator on or off, passkeys, recovery codes left', { protect: true, beforeMfaSetup: true }))
     .input(z.void())
     .output(mfaStatusOutput)
     .query(({ ctx }) => mfaStatus(ctx.deps, ctx.auth)),
@@ -35,7 +34,8 @@ export const mfaProcedures = {
     .meta(authRoute('POST', 'mfa/totp/setup', 'A new authenticator secret and its otpauth:// URL; on once a code from it is given', {
       protect: true,
       beforeMfaSetup: true,
-      errors: { 400: WRONG_PROOF, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 403: STEP_UP, 409: 'CONFLICT: an authenticator app is already on' },
+      stepUp: true,
+      errors: { CONFLICT: 'an authenticator app is already on' },
     }))
     .output(setupTotpOutput)
     .mutation(({ ctx, input }) => setupTotp(ctx.deps, ctx.auth, input, ctx.request)),
@@ -44,7 +44,7 @@ export const mfaProcedures = {
     .meta(authRoute('POST', 'mfa/totp/enable', 'Turn the authenticator on with a code from it; the first factor comes with ten recovery codes', {
       protect: true,
       beforeMfaSetup: true,
-      errors: { 400: 'INVALID_CODE: not the current code of the app set up; or an invalid body', 401: NO_CREDENTIALS, 409: 'CONFLICT: the authenticator app is already on' },
+      errors: { INVALID_CODE: 'not the current code of the app set up, or none was set up', CONFLICT: 'the authenticator app is already on' },
     }))
     .input(enableTotpInput)
     .output(recoveryCodesOutput)
@@ -54,7 +54,7 @@ export const mfaProcedures = {
     .meta(authRoute('POST', 'mfa/totp/disable', 'Turn the authenticator off, with the password and a code', {
       protect: true,
       beforeMfaSetup: true,
-      errors: { 400: WRONG_PROOF, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 409: 'CONFLICT: no authenticator app is on' },
+      errors: { ...OWN_PROOF, CONFLICT: 'no authenticator app is on' },
     }))
     .output(successOutput)
     .mutation(({ ctx, input }) => disableTotp(ctx.deps, ctx.auth, input, ctx.request)),
@@ -63,7 +63,11 @@ export const mfaProcedures = {
     .meta(authRoute('POST', 'mfa/recovery-codes', 'Ten new recovery codes; the older ones stop working', {
       protect: true,
       beforeMfaSetup: true,
-      errors: { 400: WRONG_PROOF, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 403: 'STEP_UP_REQUIRED (with `methods`): no `code` or `response`, the proof this route always takes', 409: 'CONFLICT: the account has no second factor' },
+      errors: {
+        ...OWN_PROOF,
+        STEP_UP_REQUIRED: 'no `code` or `response`, the proof this route always takes (`methods` names the ways the account has)',
+        CONFLICT: 'the account has no second factor',
+      },
     }))
     .output(recoveryCodesOutput)
     .mutation(({ ctx, input }) => regenerateRecoveryCodes(ctx.deps, ctx.auth, input, ctx.request)),
@@ -72,7 +76,7 @@ export const mfaProcedures = {
     .meta(authRoute('POST', 'mfa/passkeys/options', 'WebAuthn creation options for a new passkey (valid 5 minutes, once)', {
       protect: true,
       beforeMfaSetup: true,
-      errors: { 400: WRONG_PROOF, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 403: STEP_UP },
+      stepUp: true,
     }))
     .output(optionsOutput)
     .mutation(({ ctx, input }) => passkeyOptions(ctx.deps, ctx.auth, input, ctx.request)),
@@ -81,7 +85,7 @@ export const mfaProcedures = {
     .meta(authRoute('POST', 'mfa/passkeys', 'Store the passkey made for those options; the first factor comes with ten recovery codes', {
       protect: true,
       beforeMfaSetup: true,
-      errors: { 400: `INVALID_CODE: the attestation does not answer live options of this account; ${BODY}`, 401: NO_CREDENTIALS },
+      errors: { INVALID_CODE: 'the attestation does not answer live options of this account, or does not verify' },
     }))
     .input(addPasskeyInput)
     .output(addPasskeyOutput)
@@ -91,7 +95,8 @@ export const mfaProcedures = {
     .meta(authRoute('POST', 'mfa/passkeys/{id}/remove', 'Remove a passkey of the account', {
       protect: true,
       beforeMfaSetup: true,
-      errors: { 400: WRONG_PROOF, 401: `${NO_CREDENTIALS}, or ${WRONG_PASSWORD}`, 403: STEP_UP, 404: 'NOT_FOUND: no passkey of this account has that id' },
+      stepUp: true,
+      errors: { NOT_FOUND: 'no passkey of this account has that id' },
     }))
     .output(successOutput)
     .mutation(({ ctx, input }) => removePasskey(ctx.deps, ctx.auth, input, ctx.request)),

@@ -1,24 +1,25 @@
 import { z } from 'zod';
 import { noInput, successOutput } from '../../lib/validation.ts';
 import { authedProcedure, publicProcedure } from '../../trpc/procedures.ts';
-import { AUTH_ROUTE_ERRORS, authRoute, setCookieHeader } from '../../trpc/rest-meta.ts';
+import { authRoute, setCookieHeader } from '../../trpc/rest-meta.ts';
 import { loginMfaInput, loginPasskeyInput, optionsOutput, passkeyLoginOptionsInput, passkeySignInOptions } from '../mfa/index.ts';
 import { CLEARED_SESSION_COOKIE_SHOWN, SESSION_COOKIE_SHOWN, signedIn, signedOut } from './sessions.cookies.ts';
 import { loginInput, loginOutput, revokeAllSessionsInput, revokeAllSessionsOutput, sessionIdInput, sessionsOutput } from './sessions.schemas.ts';
 import { logout, listSessions, revokeAllSessions, revokeSession } from './sessions.service.ts';
 import { login, loginSecondStep, loginWithPasskey } from './sessions.sign-in.ts';
 
-const { noCredentials: NO_CREDENTIALS, invalidBody: INVALID_BODY } = AUTH_ROUTE_ERRORS;
+/** The sign-in routes' limits (sessions.limits.ts): per client IP, and per address and client. */
+const SIGN_IN_LIMITED = 'too many sign-in attempts from this client IP, or for this account from it, or too many failed logins of the account';
 
 /** Signing in and out, and the account's sessions. Merged into `auth.*` by server/src/router.ts. */
 export const sessionsProcedures = {
   login: publicProcedure
     .meta(authRoute('POST', 'login', 'Log in; returns a session JWT and sets the svc_token cookie', {
       errors: {
-        400: 'A field is missing or invalid, or the body is not JSON',
-        401: 'INVALID_CREDENTIALS: unknown e-mail or wrong password (the same answer for both)',
-        403: 'EMAIL_NOT_VERIFIED: the password matched but the address is not verified yet; or MFA_REQUIRED: the password matched and the account has a second factor: no cookie yet, the body carries `mfa_token` and `methods` for POST /login/mfa',
-        429: 'Too many attempts for this account or IP',
+        INVALID_CREDENTIALS: 'unknown e-mail or wrong password (the same answer for both)',
+        EMAIL_NOT_VERIFIED: 'the password matched, but the address is not verified yet',
+        MFA_REQUIRED: 'the password matched and the account has a second factor: no cookie yet; the body carries `mfa_token` and `methods` for POST /login/mfa',
+        RATE_LIMITED: SIGN_IN_LIMITED,
       },
       responseHeaders: setCookieHeader(
         `${SESSION_COOKIE_SHOWN}, plus Secure over https. A client that has not ` +
@@ -33,9 +34,9 @@ export const sessionsProcedures = {
   loginMfa: publicProcedure
     .meta(authRoute('POST', 'login/mfa', 'The second step of a sign-in: the mfa_token with a code or a passkey answer', {
       errors: {
-        400: 'INVALID_TOKEN: the mfa_token is unknown, used, expired or spent by 5 wrong codes; or an invalid body',
-        401: 'INVALID_CREDENTIALS: the code or passkey answer is wrong or replayed (it counts as a failed login)',
-        429: 'Too many attempts for this account or IP',
+        INVALID_TOKEN: 'the `mfa_token` is unknown, used, expired or spent by 5 wrong codes',
+        INVALID_CREDENTIALS: 'the code or passkey answer is wrong or replayed (it counts as a failed login)',
+        RATE_LIMITED: SIGN_IN_LIMITED,
       },
       responseHeaders: setCookieHeader('As for login: svc_token, and svc_device for a client new to this account'),
     }))
@@ -45,7 +46,7 @@ export const sessionsProcedures = {
 
   passkeyLoginOptions: publicProcedure
     .meta(authRoute('POST', 'login/passkey/options', 'WebAuthn request options: for a sign-in by passkey, or with mfa_token for a second step', {
-      errors: { 400: 'INVALID_TOKEN: the mfa_token is unknown, used or expired; or an invalid body', 429: 'Too many sign-in attempts from this IP' },
+      errors: { INVALID_TOKEN: 'the `mfa_token` is unknown, used or expired', RATE_LIMITED: 'too many sign-in attempts from this client IP' },
     }))
     .input(passkeyLoginOptionsInput)
     .output(optionsOutput)
@@ -53,7 +54,7 @@ export const sessionsProcedures = {
 
   loginPasskey: publicProcedure
     .meta(authRoute('POST', 'login/passkey', 'Sign in with a passkey alone (user verification required)', {
-      errors: { 400: 'A field is missing or invalid', 401: 'INVALID_CREDENTIALS: the passkey answer does not verify', 429: 'Too many attempts from this IP' },
+      errors: { INVALID_CREDENTIALS: 'the passkey answer does not verify', RATE_LIMITED: 'too many sign-in attempts from this client IP, or for the passkey\'s account from it' },
       responseHeaders: setCookieHeader('As for login: svc_token, and svc_device for a client new to this account'),
     }))
     .input(loginPasskeyInput)
@@ -64,7 +65,7 @@ export const sessionsProcedures = {
     .meta(authRoute('POST', 'logout', 'Revoke the current session and clear the cookie', {
       protect: true,
       beforeMfaSetup: true,
-      errors: { 401: 'No valid session JWT or cookie (an API key has no session to end)' },
+      errors: { UNAUTHORIZED: 'called with an API key: it has no session to end' },
       responseHeaders: setCookieHeader(CLEARED_SESSION_COOKIE_SHOWN),
     }))
     .input(noInput)
@@ -78,7 +79,6 @@ export const sessionsProcedures = {
     .meta(authRoute('GET', 'sessions', 'The live sessions, newest first; `current` is the calling JWT\'s', {
       protect: true,
       beforeMfaSetup: true,
-      errors: { 401: NO_CREDENTIALS },
     }))
     .input(z.void())
     .output(sessionsOutput)
@@ -88,7 +88,7 @@ export const sessionsProcedures = {
     .meta(authRoute('DELETE', 'sessions/{id}', 'End one session, at once on every instance', {
       protect: true,
       beforeMfaSetup: true,
-      errors: { 400: INVALID_BODY, 401: NO_CREDENTIALS, 404: 'NOT_FOUND: no live session of this account has that id' },
+      errors: { NOT_FOUND: 'no live session of this account has that id' },
     }))
     .input(sessionIdInput)
     .output(successOutput)
@@ -98,7 +98,6 @@ export const sessionsProcedures = {
     .meta(authRoute('POST', 'sessions/revoke-all', 'Sign out everywhere (else): every live session, or every other one', {
       protect: true,
       beforeMfaSetup: true,
-      errors: { 400: INVALID_BODY, 401: NO_CREDENTIALS },
     }))
     .input(revokeAllSessionsInput.optional())
     .output(revokeAllSessionsOutput)

@@ -1,5 +1,5 @@
 import { authedProcedure } from '../../trpc/procedures.ts';
-import { AUTH_ROUTE_ERRORS, authRoute } from '../../trpc/rest-meta.ts';
+import { authRoute } from '../../trpc/rest-meta.ts';
 import { accessTokenInput, accessTokenOutput } from './tokens.schemas.ts';
 import { mintAccessToken } from './tokens.service.ts';
 
@@ -10,9 +10,9 @@ export const tokensProcedures = {
       protect: true,
       description: 'How a receiving service checks it, and what its short life means: [docs/ACCESS-TOKENS.md](ACCESS-TOKENS.md).',
       errors: {
-        400: 'The audience is not one of ACCESS_TOKEN_AUDIENCES (issue path `audience`), or another field is missing or invalid',
-        401: `${AUTH_ROUTE_ERRORS.noCredentials} (a revoked or idle session, a rotated key and a deleted account get none)`,
-        404: 'NOT_FOUND: access tokens are not enabled (ACCESS_TOKEN_AUDIENCES is not set)',
+        VALIDATION_FAILED: 'the audience is not one of `ACCESS_TOKEN_AUDIENCES` (issue path `audience`)',
+        UNAUTHORIZED: 'a revoked or idle session, a rotated key and a deleted account get none',
+        NOT_FOUND: 'access tokens are not enabled (`ACCESS_TOKEN_AUDIENCES` is not set)',
       },
     }))
     .input(accessTokenInput)
