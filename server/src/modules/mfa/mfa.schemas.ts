@@ -49,7 +49,7 @@ export const registrationResponseSchema = z
 
 /** The step-up proof a sensitive change may carry: a code or a passkey answer. */
 export const stepUpProof = {
-  code: codeSchema.optional().describe('With a second factor on, called by a session: a code from the authenticator app, or a recovery code'),
+  code: codeSchema.optional().describe('A code from the authenticator app, or a recovery code: the second factor\'s proof where it is asked for'),
   response: authenticationResponseSchema.optional().describe('Or a passkey answer to options from POST /login/passkey/options'),
 };
 
