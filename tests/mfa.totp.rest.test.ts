@@ -338,6 +338,37 @@ test('the API key is no way around the second factor: with one on, every change 
   assert.is(changed.status, 200, changed.text);
 });
 
+test('POST /step-up proves the factor ahead of a change: the session needs no proof for 5 minutes; GET /step-up says where it stands', async (context) => {
+  const { service } = context;
+  const account = await accountWithTotp(context, 'totp.stepup-route@example.com');
+  const session = (await post(service, 'login/mfa', {}, { mfa_token: await firstStep(context, account), code: codeNow(service, account.secret) })).body.token;
+  nextStep(service);
+  const status = async (credential: string) => (await request(service.url, 'GET', `${AUTH}/step-up`, { headers: bearer(credential) })).body;
+  assert.equal(await status(session), { success: true, required: true, methods: ['totp', 'recovery_code'], stepped_up_until: null });
+  assertError(await post(service, 'step-up', bearer(session), {}), 400, 'VALIDATION_FAILED');
+  assertError(await post(service, 'step-up', bearer(session), { code: '000000' }), 400, 'INVALID_CODE');
+  const proved = await post(service, 'step-up', bearer(session), { code: codeNow(service, account.secret) });
+  assert.is(proved.status, 200, proved.text);
+  const until = new Date(service.clock.now().getTime() + 5 * 60_000).toISOString();
+  assert.equal(proved.body, { success: true, required: true, methods: ['totp', 'recovery_code'], stepped_up_until: until });
+  assert.is((await status(session)).stepped_up_until, until);
+  assert.is((await post(service, 'api-key/rotate', bearer(session), {})).status, 200, 'no proof needed now');
+  service.clock.advance(5 * 60_000 + 1000);
+  assert.is((await status(session)).stepped_up_until, null);
+  assertError(await post(service, 'api-key/rotate', bearer(session), {}), 403, 'STEP_UP_REQUIRED');
+  // An API key has no session to step up; an account without a factor has nothing to prove.
+  const key = (await request(service.url, 'GET', `${AUTH}/me`, { headers: bearer(session) })).body.user.api_key;
+  nextStep(service);
+  assertError(await post(service, 'step-up', bearer(key), { code: codeNow(service, account.secret) }), 403, 'FORBIDDEN');
+  assert.is((await status(key)).stepped_up_until, null);
+  const plain = await registerAndVerify(service, 'nofactor.stepup@example.com');
+  assert.equal(await status(plain.token), { success: true, required: false, methods: [], stepped_up_until: null });
+  assertError(await post(service, 'step-up', bearer(plain.token), { code: '123456' }), 409, 'CONFLICT');
+  for (const body of [{ code: '123456', response: {} }, { code: 5 }, { codes: '123456' }, { code: 'x'.repeat(100) }]) {
+    assertError(await post(service, 'step-up', bearer(session), body), 400, 'VALIDATION_FAILED');
+  }
+});
+
 test('without a second factor the API key changes nothing: key rotation by key needs no proof', async (context) => {
   const { service } = context;
   const account = await registerAndVerify(service, 'nofactor.apikey@example.com');

@@ -175,6 +175,11 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   },
   'auth-updateProfile': { request: { name: 'Ada King', company: null }, response: { success: true, user: { ...USER, name: 'Ada King', company: null } } },
   'auth-deleteAccount': { request: { password: 'correct horse battery staple' }, response: SUCCESS },
+  'auth-stepUpStatus': { response: { success: true, required: true, methods: ['totp', 'recovery_code'], stepped_up_until: null } },
+  'auth-stepUp': {
+    request: { code: '287082' },
+    response: { success: true, required: true, methods: ['totp', 'recovery_code'], stepped_up_until: '2026-12-01T09:35:00.000Z' },
+  },
   'auth-mfaStatus': { response: { success: true, totp: true, passkeys: [PASSKEY], recovery_codes_left: 10 } },
   'auth-setupTotp': {
     request: { password: 'correct horse battery staple' },

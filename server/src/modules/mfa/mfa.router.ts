@@ -15,7 +15,10 @@ import {
   removePasskeyInput,
   setupTotpInput,
   setupTotpOutput,
+  stepUpInput,
+  stepUpOutput,
 } from './mfa.schemas.ts';
+import { stepUpSession, stepUpState } from './mfa.step-up.ts';
 import { disableTotp, enableTotp, mfaStatus, regenerateRecoveryCodes, setupTotp } from './mfa.service.ts';
 import { successOutput } from '../../lib/validation.ts';
 
@@ -29,6 +32,26 @@ export const mfaProcedures = {
     .input(z.void())
     .output(mfaStatusOutput)
     .query(({ ctx }) => mfaStatus(ctx.deps, ctx.auth)),
+
+  stepUpStatus: authedProcedure
+    .meta(authRoute('GET', 'step-up', "Whether a sensitive change needs the second factor's proof now, and until when this session needs none", { protect: true, beforeMfaSetup: true }))
+    .input(z.void())
+    .output(stepUpOutput)
+    .query(({ ctx }) => stepUpState(ctx.deps, ctx.auth)),
+
+  stepUp: authedProcedure
+    .meta(authRoute('POST', 'step-up', 'Prove the second factor for this session ahead of a change: no new proof for 5 minutes', {
+      protect: true,
+      errors: {
+        FORBIDDEN: 'called with an API key, which has no session to step up (it gives the proof with each change)',
+        CONFLICT: 'the account has no second factor',
+        INVALID_CODE: ROUTE_ERRORS.stepUp.INVALID_CODE,
+        RATE_LIMITED: ROUTE_ERRORS.stepUp.RATE_LIMITED,
+      },
+    }))
+    .input(stepUpInput)
+    .output(stepUpOutput)
+    .mutation(({ ctx, input }) => stepUpSession(ctx.deps, ctx.auth, input, ctx.request)),
 
   setupTotp: passwordConfirmingProcedure(setupTotpInput)
     .meta(authRoute('POST', 'mfa/totp/setup', 'A new authenticator secret and its otpauth:// URL; on once a code from it is given', {

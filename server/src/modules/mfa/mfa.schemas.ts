@@ -73,6 +73,16 @@ export const loginMfaInput = strictInput({ mfa_token: mfaToken, ...stepUpProof }
   (input) => (input.code === undefined) !== (input.response === undefined),
   { message: 'must give code or response, not both', path: ['code'] },
 );
+export const stepUpInput = strictInput({ ...stepUpProof }).refine((input) => (input.code === undefined) !== (input.response === undefined), {
+  message: 'must give code or response, not both',
+  path: ['code'],
+});
+export const stepUpOutput = z.object({
+  success: z.literal(true),
+  required: z.boolean().describe('Whether the account has a second factor, so that the changes of the step-up list need its proof'),
+  methods: z.array(z.enum(['totp', 'passkey', 'recovery_code'])),
+  stepped_up_until: z.string().nullable().describe('Until when this session needs no new proof (ISO-8601); null when it must give one (always for an API key)'),
+});
 export const passkeyLoginOptionsInput = strictInput({ mfa_token: mfaToken.optional() }).optional();
 export const loginPasskeyInput = strictInput({ response: authenticationResponseSchema });
 

@@ -63,6 +63,27 @@ export async function requireStepUp(deps: Deps, auth: AuthContext, proof: Proof,
   if (auth.sessionId) await repo.stepUp(deps.db, auth.sessionId, new Date(now.getTime() + STEP_UP_MS));
 }
 
+/** Where a caller stands: whether its account has a second factor to prove, the ways, and until when its session proved it. */
+export async function stepUpState(deps: Deps, auth: AuthContext) {
+  const methods = await methodsOf(deps.db, auth.account.id);
+  const until = methods.length && auth.sessionId ? await repo.steppedUpUntil(deps.db, auth.sessionId) : undefined;
+  const live = until && until > deps.clock.now() ? until : undefined;
+  return { success: true as const, required: methods.length > 0, methods, stepped_up_until: live?.toISOString() ?? null };
+}
+
+/**
+ * POST /step-up: a session proves its second factor ahead of the changes it is about to make
+ * (the console asks for the code once, then acts), and is stepped up for five minutes as
+ * if a change had carried the proof. An API key has no session to step up.
+ */
+export async function stepUpSession(deps: Deps, auth: AuthContext, proof: Proof, request: RequestInfo) {
+  if (!auth.sessionId) throw new AppError('FORBIDDEN', 'An API key has no session to step up: it gives the proof with each change.');
+  if (!(await methodsOf(deps.db, auth.account.id)).length) throw new AppError('CONFLICT', 'The account has no second factor to prove.');
+  await checkProof(deps, auth.account, proof, request);
+  await repo.stepUp(deps.db, auth.sessionId, new Date(deps.clock.now().getTime() + STEP_UP_MS));
+  return stepUpState(deps, auth);
+}
+
 /**
  * How a sign-in's first step was made, for the second step it waits for: `via` (`password`
  * or a provider's name) for the session; `pendingLink`, the provider's person to link once
