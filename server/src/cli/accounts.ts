@@ -14,8 +14,9 @@ export function emailArgument(text: string): string {
 
 async function changeRole(text: string, role: Role, options: { json?: boolean }): Promise<void> {
   const email = emailArgument(text);
-  const { id, changed } = await withServices((admin, deps) => admin.setRole(deps, CLI_ACTOR, email, role));
-  if (options.json) return printJson({ success: true, account: { id, email, role }, changed });
+  const { account, changed } = await withServices((admin, deps) => admin.setRole(deps, CLI_ACTOR, { email }, role));
+  if (options.json) return printJson({ success: true, account, changed });
+  const { id } = account;
   printLine(changed ? `${email} (account ${id}) is now ${role === 'admin' ? 'an administrator' : 'a regular user'}.` : `${email} (account ${id}) already had role ${role}; nothing changed.`);
 }
 

@@ -16,6 +16,7 @@ import * as eventsOut from './0011-events-out.ts';
 import * as eventHolds from './0012-event-holds.ts';
 import * as pendingLink from './0013-pending-link.ts';
 import * as operatorChatOrder from './0014-operator-chat-order.ts';
+import * as adminConsole from './0017-admin-console.ts';
 
 export type { Migration, MigrationContext } from './context.ts';
 
@@ -35,6 +36,7 @@ export const MIGRATIONS = [
   { name: '0012-event-holds', ...eventHolds },
   { name: '0013-pending-link', ...pendingLink },
   { name: '0014-operator-chat-order', ...operatorChatOrder },
+  { name: '0017-admin-console', ...adminConsole },
 ];
 
 const MIGRATION_NAMES = MIGRATIONS.map((migration) => migration.name);

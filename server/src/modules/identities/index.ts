@@ -9,4 +9,4 @@
 export { identitiesTable, type IdentityRecord } from './identities.model.ts';
 export { linkAfterSecondStep } from './identities.link.ts';
 export { startUrl } from './identities.providers.ts';
-export { linkedProviders } from './identities.repo.ts';
+export { identitiesOf, linkedProviders } from './identities.repo.ts';

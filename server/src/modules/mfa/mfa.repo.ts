@@ -29,6 +29,25 @@ export async function factorsOf(db: Queryable, accountId: number): Promise<{ tot
   return { totp: row.totp, passkeys: row.passkeys, recoveryCodes: row.codes };
 }
 
+/** Accounts with a second factor (an enabled authenticator or a passkey), counted once each. */
+export async function countAccountsWithSecondFactor(db: Queryable): Promise<number> {
+  const [row] = await db.query<{ count: number }>(
+    'SELECT count(*)::int AS count FROM (SELECT account_id FROM mfa_totp WHERE enabled_at IS NOT NULL UNION SELECT account_id FROM passkeys) AS factors',
+  );
+  return row.count;
+}
+
+/** Which of these accounts have a second factor: one statement for a page of them. */
+export async function accountsWithSecondFactor(db: Queryable, accountIds: number[]): Promise<Set<number>> {
+  if (!accountIds.length) return new Set();
+  const rows = await db.query<{ account_id: number }>(
+    `SELECT account_id FROM mfa_totp WHERE account_id = ANY($1::int[]) AND enabled_at IS NOT NULL
+     UNION SELECT account_id FROM passkeys WHERE account_id = ANY($1::int[])`,
+    [accountIds],
+  );
+  return new Set(rows.map((row) => row.account_id));
+}
+
 // --- authenticator (TOTP) ---
 
 export async function totpOf(db: Queryable, accountId: number, options: { lock?: boolean } = {}): Promise<TotpRow | undefined> {
