@@ -249,6 +249,7 @@ const OWNERS: Record<string, string[]> = {
   accounts: [ACCOUNTS_REPO],
   email_tokens: [ACCOUNTS_REPO],
   admin_email_promotions: [ACCOUNTS_REPO],
+  account_counts: [ACCOUNTS_REPO],
   sessions: ['server/src/modules/sessions/sessions.repo.ts'],
   audit_events: ['server/src/modules/activity/activity.repo.ts'],
   billing_subscriptions: ['server/src/modules/billing/billing.repo.ts'],

@@ -89,7 +89,11 @@ export async function verifyEmail(deps: Deps, token: string, request: RequestInf
     return { promoted: promoted ? account.id : undefined };
   });
   if (!verified) throw new AppError('INVALID_TOKEN');
-  if (verified.promoted !== undefined) promotionLogged(deps, verified.promoted);
+  if (verified.promoted !== undefined) {
+    // This instance at once (its API key may have been looked up before); the others by the row's notice.
+    deps.authCache.evictAccount(verified.promoted);
+    promotionLogged(deps, verified.promoted);
+  }
   return { success: true as const, message: 'Your e-mail address is confirmed. You can log in now.' };
 }
 

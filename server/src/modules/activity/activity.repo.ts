@@ -47,16 +47,16 @@ export function latestEvents(db: Queryable, accountId: number, limit: number): P
   return db.query<ActivityRow>(`SELECT event, at, ip, user_agent FROM audit_events WHERE account_id = $1 ORDER BY at DESC, id DESC LIMIT ${limit}`, [accountId]);
 }
 
-export type HourlyCount = { hour: number; event: string; count: number };
+export type HourlyCount = { hour: Date; event: string; count: number };
 
 /**
- * How many events of these types happened in each hour from `since` on: `hour` counts whole
- * hours from `since` (0 is the first), so the hours are those of `since` whatever the
- * session's time zone. One range of the (event, at) index per type.
+ * How many events of these types happened in each UTC hour from `since` on (`hour` is the
+ * hour's start), whatever the session's time zone. One range of the (event, at) index per
+ * type, read from the index alone.
  */
 export function eventCountsByHour(db: Queryable, events: readonly string[], since: Date): Promise<HourlyCount[]> {
   return db.query<HourlyCount>(
-    `SELECT floor(extract(epoch FROM at - $2::timestamptz) / 3600)::int AS hour, event, count(*)::int AS count
+    `SELECT date_trunc('hour', at, 'UTC') AS hour, event, count(*)::int AS count
      FROM audit_events WHERE event = ANY($1::text[]) AND at >= $2 GROUP BY 1, 2`,
     [events, since],
   );
