@@ -1,5 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { createGatehouseClient, TRPCClientError, type RouterOutputs } from '../client/src/index.ts';
 import { ADMIN_CHANGES, ADMIN_READS } from '../server/src/admin/admin.overview.service.ts';
 import { AUDIT_EVENTS } from '../server/src/modules/activity/index.ts';
 import { AUTH, assertError, bearer, issuePaths, login, nextMail, registerAdmin, registerAndVerify, registerForToken, type Account } from './helpers/auth.ts';
@@ -70,6 +71,35 @@ test('every console route is 403 FORBIDDEN for a user, by JWT or API key, over R
   }
   assert.is((await login(service, admin.email)).body.user.role, 'admin', 'nothing was changed');
   assert.equal((await auditOf(service, user.user.id)).filter((row) => row.event.startsWith('admin.')), [], 'a refusal is no admin action');
+});
+
+test('the typed client calls the console procedures by their names, typed; a user gets FORBIDDEN from each', async ({ service, admin, user }) => {
+  const client = createGatehouseClient({ url: `${service.url}/trpc`, token: admin.token }).admin;
+  const target = await registerAndVerify(service, 'typed.client.target@example.com');
+  const overview: RouterOutputs['admin']['overview'] = await client.overview.query();
+  assert.is(overview.logins.length, 24);
+  const found = await client.searchAccounts.query({ q: 'typed.client' });
+  assert.equal(found.items.map((item) => item.id), [target.user.id]);
+  const shown = await client.account.query({ id: target.user.id });
+  assert.is(shown.account.email, target.email);
+  assert.is((await client.setRole.mutate({ id: target.user.id, role: 'admin' })).account.role, 'admin');
+  assert.is((await client.setRole.mutate({ id: target.user.id, role: 'user' })).changed, true);
+  const conflict = await client.resendVerification.mutate({ id: target.user.id }).catch((error: unknown) => error);
+  assert.instance(conflict, TRPCClientError);
+  assert.is((conflict as TRPCClientError<any>).data?.appCode, 'CONFLICT');
+
+  const plain = createGatehouseClient({ url: `${service.url}/trpc`, token: user.token }).admin;
+  const calls: Array<[string, () => Promise<unknown>]> = [
+    ['overview', () => plain.overview.query()],
+    ['searchAccounts', () => plain.searchAccounts.query({})],
+    ['account', () => plain.account.query({ id: target.user.id })],
+    ['setRole', () => plain.setRole.mutate({ id: user.user.id, role: 'admin' })],
+    ['resendVerification', () => plain.resendVerification.mutate({ id: target.user.id })],
+  ];
+  for (const [name, call] of calls) {
+    const error = await call().then(() => assert.unreachable(`${name} answered a plain user`), (failure: unknown) => failure);
+    assert.is((error as TRPCClientError<any>).data?.appCode, 'FORBIDDEN', name);
+  }
 });
 
 test('every admin.* event of the activity log is either a change (listed by the overview) or a read (not listed)', () => {
