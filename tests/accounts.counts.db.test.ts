@@ -14,7 +14,8 @@ import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 // overview need not read every account. Held here against a count of the accounts
 // themselves after every kind of change, at once and in a transaction that rolls back.
 
-const test = suite<{ database: TestDatabase; db: Db }>('account_counts: the trigger keeps the overview\'s counts exact');
+type Context = { databases: TestDatabase[]; dbs: Db[] };
+const test = suite<Context>("account_counts: the trigger keeps the overview's counts exact");
 const logger = createLogger('silent');
 const dataKey = randomBytes(32);
 const contextFor = (tx: Queryable): MigrationContext => ({
@@ -23,14 +24,23 @@ const contextFor = (tx: Queryable): MigrationContext => ({
   dataKeys: [dataKey],
 });
 
-test.before(async (context) => {
-  context.database = await createTestDatabase();
-  context.db = await createDatabase({ databaseUrl: context.database.env.DATABASE_URL, dataDir: context.database.env.DATA_DIR, logger });
+test.before((context) => {
+  context.databases = [];
+  context.dbs = [];
 });
-test.after(async ({ db, database }) => {
-  await db?.close();
-  await database?.drop();
+test.after(async ({ dbs, databases }) => {
+  for (const db of dbs) await db.close();
+  for (const database of databases) await database.drop();
 });
+
+/** A database of the test's own, not migrated. */
+async function freshDatabase(context: Context): Promise<Db> {
+  const database = await createTestDatabase();
+  context.databases.push(database);
+  const db = await createDatabase({ databaseUrl: database.env.DATABASE_URL, dataDir: database.env.DATA_DIR, poolMax: 8, logger });
+  context.dbs.push(db);
+  return db;
+}
 
 const BEFORE_COUNTS = MIGRATIONS.findIndex((migration) => migration.name === '0017-admin-console');
 
@@ -53,7 +63,8 @@ async function bothCounts(db: Db) {
   return { kept: { total: kept.total, verified: kept.verified }, counted, createdSince: kept.created_since };
 }
 
-test('accounts there before the migration are counted by it; every change after is counted as it commits', async ({ db }) => {
+test('accounts there before the migration are counted by it; every change after is counted as it commits', async (context) => {
+  const db = await freshDatabase(context);
   await migrate(db, logger, MIGRATIONS.slice(0, BEFORE_COUNTS), contextFor);
   await insertAccounts(db, 37, 3);
   await migrate(db, logger, MIGRATIONS, contextFor);
@@ -81,9 +92,13 @@ test('accounts there before the migration are counted by it; every change after 
   assert.equal((await bothCounts(db)).kept, counts.counted);
 });
 
-test('registrations at once are each counted; a TRUNCATE, which fires no row trigger, empties the counts too', async ({ db }) => {
+test('registrations at once are each counted; a TRUNCATE, which fires no row trigger, empties the counts too', async (context) => {
+  const db = await freshDatabase(context);
   await migrate(db, logger, MIGRATIONS, contextFor);
-  await Promise.all(Array.from({ length: 8 }, () => insertAccounts(db, 25, 4)));
+  // One account a statement, as registrations make them, eight at a time.
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    for (let i = 0; i < 25; i++) await insertAccounts(db, 1, 1 + (i % 2));
+  }));
   const counts = await bothCounts(db);
   assert.equal(counts.kept, counts.counted);
 

@@ -274,9 +274,9 @@ test('searchAccounts: by the start of the address in any case, newest first; wil
 });
 
 test('searchAccounts: a second factor shows as mfa: true', async ({ service, admin }) => {
-  const account = await registerAndVerify(service, 'find.factor@example.com');
+  const account = await registerAndVerify(service, 'second.factor.shown@example.com');
   await service.deps.db.query(`INSERT INTO mfa_totp (account_id, secret_sealed, enabled_at, created_at) VALUES ($1, 'x', now(), now())`, [account.user.id]);
-  const answer = await get(service, '/accounts/search?q=find.factor', admin);
+  const answer = await get(service, '/accounts/search?q=second.factor.shown', admin);
   assert.equal(answer.body.items.map((item: { mfa: boolean }) => item.mfa), [true]);
 });
 

@@ -15,7 +15,9 @@ import type { Migration } from './context.ts';
  *   so that registrations at once seldom wait for one another's row). Counting the accounts
  *   themselves read every one of them for each overview: 160 to 250 ms at 100,000 on this
  *   machine under load, growing with the table; summing 16 rows costs nothing. A TRUNCATE
- *   (which fires no row trigger) empties it too.
+ *   (which fires no row trigger) empties it too. The service changes one account a
+ *   transaction, so holds one of these rows at a time; a bulk load that inserts or deletes
+ *   many accounts in one statement takes several, in no set order, and is best run alone.
  * - accounts (created_at): the accounts made in the last 7 days, a short range of it.
  * - accounts (email text_pattern_ops): the console's search by an address's prefix, whatever
  *   the database's collation (the unique index serves equality only, outside the C collation).
