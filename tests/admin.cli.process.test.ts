@@ -609,6 +609,8 @@ offline('every action is in the audit log as admin.*, without an account, from t
     const [{ mark }] = await query<{ mark: number }>('SELECT coalesce(max(id), 0)::int AS mark FROM audit_events');
     await freshInbox(query);
     await insertAccount('audited@example.com', query);
+    // Another admin, so that the demote below does not leave none.
+    await query(`UPDATE accounts SET role = 'admin' WHERE id = $1`, [await insertAccount('audited.other.admin@example.com', query)]);
     return mark;
   });
   // One of each action: a role changed and changed back (and a promote that changes nothing), inbox reads, replays and a purge.
