@@ -289,7 +289,8 @@ const EVENTS_COMMANDS = [
 
 offline('--help on the root, on every group and on every command exits 0, names the command and the exit codes', async () => {
   const commands = [[], ['inbox'], ['migrate'], ['promote'], ['demote'], ['inbox', 'stats'], ['inbox', 'list'], ['inbox', 'show'], ['inbox', 'replay'], ['inbox', 'purge'], ['migrate', 'status'], ['sessions'], ['sessions', 'revoke'], ['audit'], ['audit', 'export'],
-    ['events'], ['events', 'endpoints'], ['events', 'deliveries'], ...EVENTS_COMMANDS.map((command) => command.split(' '))];
+    ['events'], ['events', 'endpoints'], ['events', 'deliveries'], ...EVENTS_COMMANDS.map((command) => command.split(' ')),
+    ['role'], ['role', 'set'], ['accounts'], ['accounts', 'list'], ['accounts', 'show']];
   const runs = await Promise.all(commands.map((command) => cliInProcess(env, ...command, '--help')));
   runs.forEach((run, i) => {
     const name = ['admin', ...commands[i]].join(' ');
@@ -316,6 +317,13 @@ offline('--help on the root, on every group and on every command exits 0, names 
   assert.match(help('events deliveries list'), /--endpoint <id>[\s\S]*--state <state>.*pending, delivered, dead,\s+skipped[\s\S]*--type <type>[\s\S]*--limit <n>[\s\S]*--cursor <cursor>/);
   assert.match(help('events deliveries retry'), /\[id\][\s\S]*--dead[\s\S]*--endpoint <id>[\s\S]*--since <time>/);
   for (const command of EVENTS_COMMANDS) assert.match(help(command), /--json/, command);
+  const [role, roleSet, accounts, accountsList, accountsShow] = runs.slice(-5).map((run) => run.stdout);
+  assert.match(role, /set/);
+  assert.match(roleSet, /<email>[\s\S]*<role>[\s\S]*admin or user[\s\S]*--json/);
+  assert.match(accounts, /list[\s\S]*show/);
+  assert.match(accountsList, /--q <text>[\s\S]*--limit <n>[\s\S]*--cursor <cursor>[\s\S]*--json/);
+  assert.match(accountsShow, /<account>[\s\S]*account id, or the e-mail address/);
+  assert.match(runs[0].stdout, /role[\s\S]*accounts/);
 });
 
 offline('an unknown command, an unknown option, a missing or extra argument and conflicting flags exit 2', async () => {
@@ -379,27 +387,58 @@ offline('bad values exit 2 naming the option, before the database is touched', a
   assert.match(runs[0][1].stderr, /--since: must be an ISO-8601 date and time/);
 });
 
-offline('promote makes an account admin, promoting again changes nothing, demote makes it a user again', async () => {
-  // The key is sealed under the suite's DATA_KEY, as the service would: the CLI refuses to
-  // start on a database holding secrets none of its keys opens.
-  const account = await withSql(async (query) => {
-    const [made] = await query<{ id: number }>(
-      `INSERT INTO accounts (email, password_hash, name, api_key_hash, api_key_sealed)
-       VALUES ('ops@example.com', 'x', 'Ops', sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'x') RETURNING id`,
-    );
-    const sealed = createSecretBox([Buffer.from(env.DATA_KEY, 'hex')]).seal(randomBytes(32).toString('hex'), { column: 'accounts.api_key_sealed', row: made.id });
-    await query('UPDATE accounts SET api_key_sealed = $1 WHERE id = $2', [sealed, made.id]);
-    return made;
-  });
+offline('promote makes an account admin, promoting again changes nothing; demote refuses the last admin (exit 1), and makes it a user once another is', async () => {
+  // Keys sealed under the suite's DATA_KEY, as the service would: the CLI refuses to start
+  // on a database holding secrets none of its keys opens.
+  const [id, otherId] = await withSql(async (query) => [await insertAccount('ops@example.com', query), await insertAccount('ops.two@example.com', query)]);
+  // Whatever other tests made admins, this one needs ops alone to be one.
+  await sql(`UPDATE accounts SET role = 'user' WHERE role = 'admin'`);
   const promoted = await cliJson(env, 'promote', 'Ops@Example.com');
-  assert.equal(promoted, { success: true, account: { id: account.id, email: 'ops@example.com', role: 'admin' }, changed: true });
-  assert.is((await sql('SELECT role FROM accounts WHERE id = $1', [account.id]))[0].role, 'admin');
+  assert.equal({ ...promoted, account: { ...promoted.account, created_at: undefined } }, {
+    success: true,
+    account: { id, email: 'ops@example.com', name: 'Signed Out', company: null, plan: 'free', role: 'admin', email_verified: false, created_at: undefined, mfa: false },
+    changed: true,
+  });
+  assert.is((await sql('SELECT role FROM accounts WHERE id = $1', [id]))[0].role, 'admin');
   assert.is((await cliJson(env, 'promote', 'ops@example.com')).changed, false);
 
+  await refused(env, 1, ['demote', 'ops@example.com'], /^error: This is the last administrator: make another account an admin before making this one a user\.\n$/, cliProcess);
+  assert.is((await sql('SELECT role FROM accounts WHERE id = $1', [id]))[0].role, 'admin');
+
+  assert.is((await cliJson(env, 'role', 'set', 'ops.two@example.com', 'admin')).account.id, otherId);
   const demoted = await cliInProcess(env, 'demote', 'ops@example.com');
   assert.is(demoted.code, 0, demoted.stderr);
   assert.match(demoted.stdout, /ops@example\.com \(account \d+\) is now a regular user/);
-  assert.is((await sql('SELECT role FROM accounts WHERE id = $1', [account.id]))[0].role, 'user');
+  assert.is((await sql('SELECT role FROM accounts WHERE id = $1', [id]))[0].role, 'user');
+  await refused(env, 2, ['role', 'set', 'ops@example.com', 'root'], /^error: invalid value: <role>: must be one of "user", "admin"\n$/);
+});
+
+offline('accounts list and show: as the console searches and shows accounts, without API keys; unknown or bad ones refused', async () => {
+  const ids = await withSql(async (query) => [await insertAccount('listed.one@example.com', query), await insertAccount('listed.two@example.com', query)]);
+  const listed = await cliJson(env, 'accounts', 'list', '--q', 'LISTED.');
+  assert.equal(listed.items.map((item: { id: number }) => item.id), [...ids].reverse());
+  assert.equal(Object.keys(listed.items[0]).sort(), ['created_at', 'email', 'email_verified', 'id', 'mfa', 'name', 'plan', 'role']);
+  const paged = await cliJson(env, 'accounts', 'list', '--q', 'listed.', '--limit', '1');
+  assert.equal([paged.items.map((item: { id: number }) => item.id), paged.next_cursor], [[ids[1]], String(ids[1])]);
+  assert.equal((await cliJson(env, 'accounts', 'list', '--q', 'listed.', '--cursor', paged.next_cursor)).items.map((item: { id: number }) => item.id), [ids[0]]);
+  const table = await cliInProcess(env, 'accounts', 'list', '--q', 'listed.two');
+  assert.match(table.stdout, new RegExp(`^id\\s+email\\s+name\\s+plan\\s+role\\s+verified\\s+mfa\\s+created at\\n${ids[1]}\\s+listed\\.two@example\\.com\\s+Signed Out\\s+free\\s+user\\s+no\\s+no\\s+\\S+\\n$`));
+
+  const shown = await cliJson(env, 'accounts', 'show', String(ids[0]));
+  assert.equal(Object.keys(shown).sort(), ['account', 'activity', 'identities', 'sessions', 'success']);
+  assert.is(shown.account.email, 'listed.one@example.com');
+  assert.not.ok('api_key' in shown.account);
+  assert.is((await cliJson(env, 'accounts', 'show', 'Listed.One@example.com')).account.id, ids[0]);
+  const human = await cliInProcess(env, 'accounts', 'show', 'listed.one@example.com');
+  assert.match(human.stdout, new RegExp(`^id:\\s+${ids[0]}\\nemail:\\s+listed\\.one@example\\.com\\n`));
+  assert.match(human.stdout, /\nidentities:\n  none\n\nlive sessions:\n  none\n/);
+
+  await refused(env, 3, ['accounts', 'show', 'nobody.listed@example.com'], /^error: No account has that e-mail address\.\n$/);
+  await refused(env, 3, ['accounts', 'show', '2147483647'], /^error: No such account\.\n$/);
+  await refused(env, 2, ['accounts', 'show', 'nobody'], /^error: <account>: "nobody" is neither an account id nor a bare e-mail address/);
+  await refused(env, 2, ['accounts', 'show', '99999999999'], /^error: <account>: "99999999999" is not an account id/);
+  await refused(env, 2, ['accounts', 'list', '--limit', '201'], /^error: invalid value: --limit: must be at most 200\n$/);
+  await refused(env, 2, ['accounts', 'list', '--cursor', 'abc'], /^error: invalid value: --cursor: must be a next_cursor this list gave out\n$/);
 });
 
 offline('promote and demote of an unknown e-mail address exit 3', async () => {
@@ -570,6 +609,8 @@ offline('every action is in the audit log as admin.*, without an account, from t
     const [{ mark }] = await query<{ mark: number }>('SELECT coalesce(max(id), 0)::int AS mark FROM audit_events');
     await freshInbox(query);
     await insertAccount('audited@example.com', query);
+    // Another admin, so that the demote below does not leave none.
+    await query(`UPDATE accounts SET role = 'admin' WHERE id = $1`, [await insertAccount('audited.other.admin@example.com', query)]);
     return mark;
   });
   // One of each action: a role changed and changed back (and a promote that changes nothing), inbox reads, replays and a purge.
@@ -938,6 +979,8 @@ if (process.env.DATABASE_URL) {
   });
 
   live('a promoted account may call the admin API at once; demoted, it is refused again', async () => {
+    // Another admin, so that demoting this one does not leave none.
+    await cliJson(cliEnv, 'promote', (await createAccount(service, 'operator.other')).email);
     const account = await createAccount(service, 'operator');
     const stats = () => request(service.url, 'GET', '/api/v1/admin/inbox/stats', { headers: { authorization: `Bearer ${account.token}` } });
     assert.is((await stats()).status, 403);

@@ -164,7 +164,16 @@ const BAD_VALUES: Array<[string, string]> = [
   ['BREACHED_PASSWORD_CHECK', 'HIBP'],
   ['HIBP_API_URL', 'api.pwnedpasswords.com'],
   ['HIBP_API_URL', 'ftp://api.pwnedpasswords.com'],
+  ['ADMIN_EMAILS', 'ops@example.com,not an address'],
+  ['ADMIN_EMAILS', 'Ops <ops@example.com>'],
+  ['ADMIN_EMAILS', 'ops@example.com;root@example.com'],
 ];
+
+test('ADMIN_EMAILS is read as addresses are normalised, each once', (context) => {
+  const config = loadConfig({ DATA_DIR: tempDir(context), JWT_SECRET: SECRET, DATA_KEY: KEY_HEX, ADMIN_EMAILS: ' Ops@Example.COM, root@example.com ,,ops@example.com' });
+  assert.equal(config.adminEmails, ['ops@example.com', 'root@example.com']);
+  assert.equal(loadConfig({ DATA_DIR: tempDir(context), JWT_SECRET: SECRET, DATA_KEY: KEY_HEX }).adminEmails, []);
+});
 
 for (const [name, value] of BAD_VALUES) {
   test(`a bad ${name} (${value.slice(0, 20)}) is refused, naming the variable`, (context) => {

@@ -140,12 +140,12 @@ test('plan, role and e-mail changes are account.updated naming the field; a stat
     assert.not.ok('api_key' in plan.data.account);
 
     // The role, by an operator.
-    await adminService.setRole(service.deps, { accountId: null, request: { ip: '127.0.0.1', requestId: 'test' } }, person.email, 'admin');
+    await adminService.setRole(service.deps, { accountId: null, request: { ip: '127.0.0.1', requestId: 'test' } }, { email: person.email }, 'admin');
     const [, role] = await deliveredTo(receiver, 2, 'the role change');
     assert.equal(role.data.changed, ['role']);
     assert.is(role.data.account.role, 'admin');
     // Setting the same role again changes nothing and says nothing.
-    await adminService.setRole(service.deps, { accountId: null, request: { ip: '127.0.0.1', requestId: 'test' } }, person.email, 'admin');
+    await adminService.setRole(service.deps, { accountId: null, request: { ip: '127.0.0.1', requestId: 'test' } }, { email: person.email }, 'admin');
 
     // The address, once the new one confirms.
     const newEmail = `moved-${randomBytes(3).toString('hex')}@example.com`;

@@ -98,7 +98,7 @@ test('one account from creation to deletion: every event type and every what, ea
   );
   assert.is((await post(service, '/billingprovider/webhook', subscription, paddleHeaders(subscription, BILLING_SECRET, unixNow(service)))).status, 200);
   expected = await expectNext(receiver, id, expected, ['account.updated plan']);
-  await adminService.setRole(service.deps, { accountId: admin.user.id, request: { ip: '127.0.0.1', requestId: 'types' } }, email, 'admin');
+  await adminService.setRole(service.deps, { accountId: admin.user.id, request: { ip: '127.0.0.1', requestId: 'types' } }, { email }, 'admin');
   expected = await expectNext(receiver, id, expected, ['account.updated role']);
 
   // security.changed: the key, the password changed and reset.

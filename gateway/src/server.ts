@@ -1,5 +1,6 @@
 import { createServer, STATUS_CODES, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { serveAdminCommands } from '../../server/src/cli/serve.ts';
 import { createDeps, errorBody, startWorker, warnWithoutAutovacuum, type Config, type Deps, type DepsOverrides, type ErrorCode, type Worker } from '../../server/src/index.ts';
 import { createGateway, type Gateway } from './app.ts';
 import { closeServers, startWorkerHttp } from './worker-health.ts';
@@ -46,6 +47,8 @@ export async function startService(config: Config, role: Role, overrides: DepsOv
   // Said by the service's processes, not by a command of the CLI. The embedded database is
   // for development: its tables never grow large enough to matter.
   if (!deps.db.embedded) await warnWithoutAutovacuum(deps.db, deps.logger);
+  // The embedded database's files serve this process alone: the admin CLI's commands run here.
+  const adminCommands = deps.db.embedded ? await serveAdminCommands(deps) : undefined;
   const worker = role === 'gateway' ? undefined : await startWorker(deps, { withGateway: role === 'all' });
   let draining = false;
   // After the worker, so that /readyz there means it runs; a port that cannot be had stops it again.
@@ -105,6 +108,7 @@ export async function startService(config: Config, role: Role, overrides: DepsOv
         }
         await worker?.stop();
         await closeServers(workerPorts);
+        await adminCommands?.close();
         await deps.close();
       })();
       return stopping;

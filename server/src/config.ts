@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ACCESS_TOKEN_TTL_RANGE, AUDIENCE, readAccessTokens } from './config.access-tokens.ts';
 import { PROVIDER_NAME, readOAuthProviders } from './config.oauth.ts';
 import { DevSecretsUnreadable, loadDevSecrets } from './lib/dev-secrets.ts';
+import { parseBareEmail } from './lib/text.ts';
 import { TELEGRAM_SECRET_TOKEN } from './webhooks/schemes/telegram.ts';
 
 const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
@@ -141,6 +142,10 @@ export const envSchema = z.object({
     .default('')
     .refine((value) => value.trim() === 'none' || splitList(value).every((role) => role === 'user' || role === 'admin'), 'must be a comma-separated list of roles (user, admin), or none')
     .meta({ defaultText: '`admin` in production, none outside it' }),
+  ADMIN_EMAILS: z
+    .string()
+    .default('')
+    .refine((value) => splitList(value).every((address) => parseBareEmail(address) !== undefined), 'must be a comma-separated list of bare e-mail addresses (local@domain)'),
   BREACHED_PASSWORD_CHECK: z.enum(['off', 'hibp']).default('off'),
   HIBP_API_URL: urlText(['http:', 'https:']).default('https://api.pwnedpasswords.com'),
   AUTH_CACHE: z.enum(['on', 'off']).default('on'),
@@ -302,6 +307,11 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
     rateLimits: e.RATE_LIMITS === 'on',
     /** Accounts of these roles must have a second factor before they may do more than set one up. */
     mfaRequiredRoles: mfaRequiredRoles(e.MFA_REQUIRED_ROLES, e.NODE_ENV),
+    /**
+     * Addresses, normalised as account addresses are, whose account becomes an admin when
+     * this service's own mailed link verifies the address; once per address.
+     */
+    adminEmails: [...new Set(splitList(e.ADMIN_EMAILS).map((address) => parseBareEmail(address)!))],
     /** `hibp`: a new password is also looked up in the breach range API at hibpApiUrl. */
     breachedPasswordCheck: e.BREACHED_PASSWORD_CHECK,
     hibpApiUrl: e.HIBP_API_URL.replace(/\/+$/, ''),

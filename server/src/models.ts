@@ -1,7 +1,7 @@
 import type { TableModel } from './lib/model.ts';
 import { rateLimitsTable } from './lib/rate-limiter.ts';
 import { schemaMigrationsTable } from './lib/schema-migrations.model.ts';
-import { accountsTable, emailTokensTable } from './modules/accounts/index.ts';
+import { accountCountsTable, accountsTable, adminEmailPromotionsTable, emailTokensTable } from './modules/accounts/index.ts';
 import { auditEventsTable } from './modules/activity/index.ts';
 import { billingSubscriptionsTable } from './modules/billing/index.ts';
 import { channelMessagesTable, channelsTable } from './modules/channels/index.ts';
@@ -22,6 +22,8 @@ import { webhookInboxTable } from './webhooks/inbox/model.ts';
 export const MODELS: readonly TableModel[] = [
   accountsTable,
   emailTokensTable,
+  adminEmailPromotionsTable,
+  accountCountsTable,
   sessionsTable,
   rateLimitsTable,
   auditEventsTable,

@@ -260,6 +260,49 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   'admin-findAccount': { response: { success: true, account: { ...ACCOUNT, mfa: true } } },
   'admin-revokeSessions': { response: { success: true, revoked: 2 } },
   'admin-resetMfa': { response: SUCCESS },
+  'admin-overview': {
+    response: {
+      success: true,
+      accounts: { total: 18204, verified: 16917, mfa: 2210, new_7d: 312 },
+      logins: Array.from({ length: 24 }, (_, hour) => ({
+        hour: new Date(Date.parse('2026-11-22T13:00:00.000Z') + hour * 3_600_000).toISOString(),
+        succeeded: 40 + ((hour * 37) % 90),
+        failed: (hour * 7) % 12,
+      })),
+      inbox: [
+        { provider: 'billing', received: 0, processed: 1204, ignored: 31, dead: 0, oldest_pending_seconds: null },
+        { provider: 'payment', received: 2, processed: 8812, ignored: 140, dead: 1, oldest_pending_seconds: 3 },
+        { provider: 'operator', received: 0, processed: 57, ignored: 12, dead: 0, oldest_pending_seconds: null },
+        { provider: 'messengerone', received: 0, processed: 3310, ignored: 205, dead: 0, oldest_pending_seconds: null },
+        { provider: 'messengertwo', received: 0, processed: 918, ignored: 77, dead: 0, oldest_pending_seconds: null },
+      ],
+      endpoints: [{ id: EVENT_ENDPOINT.id, url: EVENT_ENDPOINT.url, enabled: true, oldest_pending_seconds: 42 }],
+      recent_actions: [
+        { at: '2026-11-23T11:58:02.000Z', admin_id: 7, type: 'admin.role_changed', account_id: 42 },
+        { at: '2026-11-23T09:14:40.000Z', admin_id: null, type: 'admin.deliveries_replayed', account_id: null },
+        { at: '2026-11-20T08:00:13.000Z', admin_id: null, type: 'account.promoted', account_id: 7 },
+      ],
+    },
+  },
+  'admin-searchAccounts': {
+    response: { success: true, items: [{ id: 42, email: 'ada@example.com', name: 'Ada Lovelace', plan: 'free', role: 'user', email_verified: true, mfa: true, created_at: CREATED_AT }], next_cursor: '42' },
+  },
+  'admin-account': {
+    response: {
+      success: true,
+      account: { ...ACCOUNT, mfa: true },
+      identities: [{ provider: 'github', subject: '583231', email: 'ada@example.com', linked_at: '2026-11-23T12:10:00.000Z' }],
+      sessions: [
+        { id: '9f3c2b1a-6d5e-4f70-8a9b-0c1d2e3f4a5b', created_at: '2026-11-23T12:40:59.000Z', last_used_at: '2026-11-23T13:02:17.000Z', ip: '203.0.113.7', user_agent: 'Mozilla/5.0 (X11; Linux x86_64)', via: 'password' },
+      ],
+      activity: [
+        { event: 'login.succeeded', at: '2026-11-23T12:40:59.000Z', ip: '203.0.113.7', user_agent: 'Mozilla/5.0 (X11; Linux x86_64)' },
+        { event: 'account.registered', at: CREATED_AT, ip: null, user_agent: null },
+      ],
+    },
+  },
+  'admin-setRole': { request: { role: 'admin' }, response: { success: true, account: { ...ACCOUNT, role: 'admin', mfa: true }, changed: true } },
+  'admin-resendVerification': { response: SUCCESS },
   'admin-createEventEndpoint': {
     request: { url: 'https://profiles.internal.example/hooks/gatehouse', events: ['account.created', 'account.updated', 'account.deleted'], description: 'Public profiles' },
     response: { success: true, endpoint: EVENT_ENDPOINT, secret: 'whsec_bm90LWEtcmVhbC1zZWNyZXQtanVzdC1hbi1leGFtcGxl' },

@@ -19,6 +19,7 @@ import {
   replayedOutput,
   revokedSessionsOutput,
 } from './admin.schemas.ts';
+import { consoleProcedures } from './admin.console.ts';
 import { eventProcedures } from './admin.events.ts';
 import {
   auditExportPage,
@@ -37,7 +38,7 @@ const NO_SUCH_ACCOUNT = { NOT_FOUND: 'no such account' };
 const BAD_CURSOR = 'a filter is invalid or unknown (see `issues`), or the cursor is not one this list gave out';
 const actor = (ctx: Context & { auth: AuthContext }): Actor => ({ accountId: ctx.auth.account.id, request: ctx.request });
 
-/** The operator API (docs/API.md, Operator API): the inbox of webhook deliveries, accounts and the activity export, for accounts with role admin. */
+/** The operator API (docs/API.md, Operator API): the inbox of webhook deliveries, accounts, the console's overview, events out and the activity export, for accounts with role admin. */
 export const adminRouter = router({
   inboxStats: adminProcedure
     .meta(restRoute('GET', '/admin/inbox/stats', 'Deliveries per provider and state, and the oldest still waiting', { protect: true }))
@@ -113,6 +114,8 @@ export const adminRouter = router({
       await resetAccountMfa(ctx.deps, actor(ctx), { id: input.id });
       return { success: true as const };
     }),
+
+  ...consoleProcedures,
 
   ...eventProcedures,
 

@@ -86,6 +86,104 @@ export const accountIdInput = strictInput({
 
 export const revokedSessionsOutput = z.object({ success: z.literal(true), revoked: z.number().int().describe('How many live sessions ended') });
 
+// The operator's console (docs/API.md, Operator API): the overview, and accounts searched, shown and changed.
+const accountSummary = accountOutput.shape.account;
+const ROLES = ['user', 'admin'] as const;
+
+export const setRoleInput = strictInput({
+  id: accountIdInput.shape.id,
+  role: z.enum(ROLES).describe('`admin` may call the admin.* procedures; `user` may not'),
+});
+
+export const searchAccountsInput = strictInput({
+  q: z
+    .string()
+    .trim()
+    .max(254, 'must be at most 254 characters')
+    .optional()
+    .describe('The start of an e-mail address (any case; a whole address is its own prefix) or an account id; every account without it'),
+  cursor: z.string().regex(/^[0-9]{1,10}$/, 'must be a next_cursor this list gave out').optional().describe('next_cursor of the previous page'),
+  limit: z.number().int().min(1).max(200).optional().describe('1 to 200, default 50'),
+});
+
+export const searchAccountsOutput = z.object({
+  success: z.literal(true),
+  items: z.array(accountSummary.omit({ company: true })).describe('Newest first'),
+  next_cursor: z.string().nullable().describe('Where the next page starts; null on the last page'),
+});
+
+export const accountDetailsOutput = z.object({
+  success: z.literal(true),
+  account: accountSummary,
+  identities: z.array(
+    z.object({
+      provider: z.string().describe('The identity provider (OAUTH_PROVIDERS)'),
+      subject: z.string().describe("The provider's id of the person"),
+      email: z.string().nullable().describe('The address the provider gave when the link was made'),
+      linked_at: z.string(),
+    }),
+  ),
+  sessions: z
+    .array(
+      z.object({
+        id: z.string(),
+        created_at: z.string(),
+        last_used_at: z.string().nullable(),
+        ip: z.string().nullable(),
+        user_agent: z.string().nullable().describe('The device, as its browser named itself'),
+        via: z.string().describe('How the session began: `password`, `passkey`, or the name of the identity provider'),
+      }),
+    )
+    .describe('Live sessions, newest first'),
+  activity: z
+    .array(z.object({ event: z.string(), at: z.string(), ip: z.string().nullable(), user_agent: z.string().nullable() }))
+    .describe("The account's latest 20 events, newest first"),
+});
+
+export const setRoleOutput = z.object({
+  success: z.literal(true),
+  account: accountSummary,
+  changed: z.boolean().describe('false when the account had the role already'),
+});
+
+export const overviewOutput = z.object({
+  success: z.literal(true),
+  accounts: z.object({
+    total: z.number().int(),
+    verified: z.number().int().describe('With a confirmed address'),
+    mfa: z.number().int().describe('With a second factor (TOTP or a passkey)'),
+    new_7d: z.number().int().describe('Made in the last 7 days'),
+  }),
+  logins: z
+    .array(
+      z.object({
+        hour: z.string().describe('The start of the hour (UTC)'),
+        succeeded: z.number().int().describe('Sign-ins that made a session (a password with its second step, a passkey, an identity provider)'),
+        failed: z.number().int().describe('Wrong passwords, wrong second-step codes, and tries refused by the failed-login limits'),
+      }),
+    )
+    .describe('The last 24 hours, oldest first, the current one last'),
+  inbox: inboxStatsOutput.shape.providers,
+  endpoints: z.array(
+    z.object({
+      id: z.string(),
+      url: z.string(),
+      enabled: z.boolean(),
+      oldest_pending_seconds: z.number().int().nullable().describe('Age of its oldest delivery still to be sent, null when none waits'),
+    }),
+  ),
+  recent_actions: z
+    .array(
+      z.object({
+        at: z.string(),
+        admin_id: z.number().int().nullable().describe('The acting admin; null for the CLI and for ADMIN_EMAILS'),
+        type: z.string().describe('The activity log event, e.g. admin.role_changed or account.promoted'),
+        account_id: z.number().int().nullable().describe('The account acted on, when the action was on one'),
+      }),
+    )
+    .describe('The 10 latest changes by admins (reads are not listed), newest first'),
+});
+
 // The activity export (docs/API.md, Operator API): the REST query, and over tRPC the same with a cursor.
 const auditFilterShape = {
   since: instant.optional().describe('Events at or after'),
@@ -128,3 +226,5 @@ export type ListInboxInput = z.infer<typeof listInboxInput>;
 export type ReplayDeliveriesInput = z.infer<typeof replayDeliveriesInput>;
 export type AuditFilterInput = z.infer<typeof auditFilterInput>;
 export type AuditExportInput = z.infer<typeof auditExportInput>;
+export type SearchAccountsInput = z.infer<typeof searchAccountsInput>;
+export type Role = (typeof ROLES)[number];

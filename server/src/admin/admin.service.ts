@@ -4,9 +4,8 @@ import { webhookReplayJobs } from '../jobs.ts';
 import { inBatches } from '../lib/batches.ts';
 import { inTransaction } from '../lib/queue.ts';
 import { isUuid } from '../lib/text.ts';
-import type { Queryable } from '../lib/db.ts';
-import { accountRowByEmail, emitAccountEvent, lockAccount as lockAccountRow, setRole as setAccountRole, toAccountSummary, type LockedAccount } from '../modules/accounts/index.ts';
-import { recordEvent, type AuditEvent } from '../modules/activity/index.ts';
+import { accountRowByEmail, toAccountSummary } from '../modules/accounts/index.ts';
+import { recordEvent } from '../modules/activity/index.ts';
 import { emitSecurityChange } from '../modules/events/index.ts';
 import { sessionsRevokedByAdminNotice, signOutEverywhere } from '../modules/sessions/index.ts';
 import { factorNotice, hasSecondFactor, removeAllFactors } from '../modules/mfa/index.ts';
@@ -14,6 +13,8 @@ import { reencryptSecrets as reencrypt, type ReencryptProgress, type ReencryptRe
 import * as inbox from '../webhooks/inbox/repo.ts';
 import { PROVIDER_NAMES } from '../webhooks/provider.ts';
 import type { Actor } from './actor.ts';
+import { lockAccount, NO_SUCH_ADDRESS, type AccountTarget } from './admin.accounts.service.ts';
+import { audit, secondsSince } from './admin.record.ts';
 import type { ListInboxInput, ReplayDeliveriesInput } from './admin.schemas.ts';
 
 export type { Actor } from './actor.ts';
@@ -24,15 +25,18 @@ const DEFAULT_PAGE = 50;
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
-function audit(deps: Deps, db: Parameters<typeof recordEvent>[0], actor: Actor, event: AuditEvent, data: Record<string, unknown>) {
-  return recordEvent(db, deps.clock, event, { accountId: actor.accountId }, actor.request, data);
-}
-
 /** Every provider, with zeros where it has no deliveries, and the age of its oldest waiting one. */
 export async function inboxStats(deps: Deps, actor: Actor) {
+  const providers = await inboxProviderStats(deps);
+  await audit(deps, deps.db, actor, 'admin.inbox_read', { what: 'stats' });
+  return { success: true as const, providers };
+}
+
+/** The inbox's counts as inboxStats gives them, read without recording: for a caller that records its own read (the overview). */
+export async function inboxProviderStats(deps: Deps) {
   const rows = await inbox.countByProviderAndState(deps.db);
-  const now = deps.clock.now().getTime();
-  const providers = PROVIDER_NAMES.map((provider) => {
+  const now = deps.clock.now();
+  return PROVIDER_NAMES.map((provider) => {
     const own = rows.filter((row) => row.provider === provider);
     const count = (state: inbox.InboxState) => own.find((row) => row.state === state)?.count ?? 0;
     const oldest = own.find((row) => row.state === 'received')?.oldest_received;
@@ -42,11 +46,9 @@ export async function inboxStats(deps: Deps, actor: Actor) {
       processed: count('processed'),
       ignored: count('ignored'),
       dead: count('dead'),
-      oldest_pending_seconds: oldest ? Math.max(0, Math.floor((now - oldest.getTime()) / 1000)) : null,
+      oldest_pending_seconds: secondsSince(now, oldest),
     };
   });
-  await audit(deps, deps.db, actor, 'admin.inbox_read', { what: 'stats' });
-  return { success: true as const, providers };
 }
 
 const toItem = (row: inbox.InboxRow) => ({
@@ -150,24 +152,6 @@ export async function purgeDeliveries(
   return purged;
 }
 
-/** `npm run admin -- promote|demote <email>`. */
-export async function setRole(deps: Deps, actor: Actor, email: string, role: 'admin' | 'user') {
-  const changed = await deps.db.transaction(async (tx) => {
-    const account = await lockAccountRow(tx, { email });
-    if (!account) return undefined;
-    if (account.role !== role) {
-      await setAccountRole(tx, account.id, role, deps.clock.now());
-      await audit(deps, tx, actor, 'admin.role_changed', { account: account.id, role });
-      await emitAccountEvent(tx, deps.clock, account.id, ['role']);
-    }
-    return { id: account.id, changed: account.role !== role };
-  });
-  if (!changed) throw new AppError('NOT_FOUND', 'No account has that e-mail address.');
-  return changed;
-}
-
-const NO_SUCH_ADDRESS = 'No account has that e-mail address.';
-
 /** The account with this e-mail address (normalised), without its API key, and whether it has a second factor. */
 export async function findAccount(deps: Deps, actor: Actor, email: string) {
   const account = await accountRowByEmail(deps.db, email);
@@ -175,16 +159,6 @@ export async function findAccount(deps: Deps, actor: Actor, email: string) {
   await audit(deps, deps.db, actor, 'admin.account_read', { email, account: account?.id ?? null });
   if (!account) throw new AppError('NOT_FOUND', NO_SUCH_ADDRESS);
   return { success: true as const, account: { ...toAccountSummary(account), mfa: await hasSecondFactor(deps.db, account.id) } };
-}
-
-/** Whom an account action is for: its id (the API) or its e-mail address (the CLI). */
-export type AccountTarget = { id: number } | { email: string };
-
-/** The target account, locked for the rest of the transaction; a 404 if there is none. */
-async function lockAccount(tx: Queryable, target: AccountTarget): Promise<LockedAccount> {
-  const account = await lockAccountRow(tx, target);
-  if (!account) throw new AppError('NOT_FOUND', 'id' in target ? 'No such account.' : NO_SUCH_ADDRESS);
-  return account;
 }
 
 /**
@@ -244,3 +218,4 @@ export async function reencryptSecrets(deps: Deps, actor: Actor, onProgress?: Re
 }
 
 export { auditExportPage, exportAuditEvents } from './audit-export.service.ts';
+export { accountDetails, resendVerificationMail, searchAccounts, setRole, type AccountTarget } from './admin.accounts.service.ts';

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Deps } from '../index.ts';
 
 // Where a command reads its settings and writes its output. The binary (admin.ts) runs a
 // command with the process's own; a test runs it in process with strings to collect, so that
@@ -16,7 +17,17 @@ export type CliStream = {
   columns?: number;
 };
 
-export type CliIo = { env: NodeJS.ProcessEnv; stdout: CliStream; stderr: CliStream };
+export type CliIo = {
+  env: NodeJS.ProcessEnv;
+  stdout: CliStream;
+  stderr: CliStream;
+  /**
+   * A running service's dependencies, when it runs the command for a CLI beside it
+   * (serve.ts): the command works on them, as one of the service's own callers, instead of
+   * opening the database itself.
+   */
+  deps?: Deps;
+};
 
 type CliRun = { io: CliIo; exitCode?: number };
 

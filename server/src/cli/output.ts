@@ -9,7 +9,8 @@ export const EXIT = { ok: 0, failure: 1, usage: 2, notFound: 3 } as const;
 export const EXIT_CODES_HELP = `
 Exit codes:
   0  done
-  1  unexpected failure (the database cannot be reached, a configuration error, …)
+  1  failure: the database cannot be reached, a configuration error, … or a change refused
+     as it stands (demoting the last admin)
   2  usage error: unknown command or option, or a bad value (the option is named)
   3  not found: no account has the e-mail address, or no delivery or endpoint has the id`;
 
@@ -41,7 +42,7 @@ export function printTable(headers: string[], rows: string[][]): void {
 }
 
 /** Fields the commands take as arguments rather than options. */
-const ARGUMENT_FIELDS = new Set(['id', 'email']);
+const ARGUMENT_FIELDS = new Set(['id', 'email', 'role']);
 
 /** Fields an option gives under another name (`audit export --account` is the API's `account_id`). */
 const OPTION_NAMES: Record<string, string> = { account_id: 'account', endpoint_id: 'endpoint', grace_seconds: 'grace' };
@@ -73,6 +74,8 @@ export async function describeFailure(error: unknown, env: NodeJS.ProcessEnv = c
   if (isStartFailure(error)) return { exitCode: EXIT.failure, message: describeStartFailure(error, env) };
   const response = toErrorResponse(error);
   if (response.status === 404) return { exitCode: EXIT.notFound, message: response.body.message };
+  // Refused as things stand, not for how it was asked (409: the last admin): the service's own words.
+  if (response.status === 409) return { exitCode: EXIT.failure, message: response.body.message };
   if (response.status === 400) {
     const issues = response.body.issues;
     return { exitCode: EXIT.usage, message: issues?.length ? `invalid value: ${describeIssues(issues)}` : response.body.message };

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { addAccountCommands } from './accounts.ts';
 import { addAuditCommands } from './audit.ts';
 import { addEventsCommands } from './events.ts';
+import { forwardToService, runOnService, ServedByService } from './forward.ts';
 import { addInboxCommands } from './inbox.ts';
 import { cliIo, processIo, runWithIo, type CliIo, type CliStream } from './io.ts';
 import { addMigrateCommands } from './migrations.ts';
@@ -12,8 +13,10 @@ import { addSessionsCommands } from './sessions.ts';
 import { addTokensCommands } from './tokens.ts';
 
 // The operator's commands (docs/OPERATIONS.md, Operator CLI). They call the same services as
-// the admin procedures, straight on the database, so they work while the gateway is down.
-// admin.ts runs them as the binary; a test may run them in process (runAdminCommand).
+// the admin procedures, straight on the database, so they work while the gateway is down;
+// beside a running service on the embedded database, whose files serve one process, that
+// service runs them (forward.ts, serve.ts). admin.ts runs them as the binary; a test may run
+// them in process (runAdminCommand).
 
 function buildProgram(): Command {
   const io = cliIo();
@@ -60,12 +63,19 @@ function* everyCommand(command: Command): Generator<Command> {
  */
 export function runAdminCommand(args: string[], io: CliIo = processIo()): Promise<number> {
   return runWithIo(io, async () => {
+    // Beside a running service on the embedded database, the service runs it (serve.ts).
+    const forwarded = io.deps ? undefined : await forwardToService(args, io);
+    if (forwarded !== undefined) return forwarded;
     try {
       await buildProgram().parseAsync(args, { from: 'user' });
       return EXIT.ok;
     } catch (error) {
       // Commander has already printed its help or its complaint; only the exit code is left.
       if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      // A service took DATA_DIR after the look above (it was starting): it runs the command,
+      // which has printed nothing yet (commands print once their work is done, or, as audit
+      // export does, from inside it).
+      if (error instanceof ServedByService) return runOnService(error.socket, args, io);
       return await reportFailure(error);
     }
   });

@@ -1,5 +1,7 @@
 import { loadConfig } from '../config.ts';
+import { embeddedDataDir, ServedByService } from './forward.ts';
 import { cliIo } from './io.ts';
+import { connectToService } from './service-socket.ts';
 import type { Actor, Config, Db, Deps, Logger } from '../index.ts';
 
 // The server's face (../index.ts), and with it the services and the database stack
@@ -28,12 +30,15 @@ async function cliLogger(config: Config, env: NodeJS.ProcessEnv): Promise<Logger
 /**
  * The admin services with everything they need, built as the worker builds it (pending
  * migrations applied), but without supervising the queue or listening for cache notices:
- * the CLI only enqueues, and it works whether or not the gateway runs. Closed whatever happens.
+ * the CLI only enqueues, and it works whether or not the gateway runs. Closed whatever
+ * happens. Run by a service for a CLI beside it, the service's own (serve.ts).
  */
 export async function withServices<T>(work: (admin: AdminService, deps: Deps) => Promise<T>, env: NodeJS.ProcessEnv = cliIo().env): Promise<T> {
+  const served = cliIo().deps;
+  if (served) return work((await import('../index.ts')).adminService, served);
   const config = loadConfig(env);
   const [{ createDeps, adminService }, logger] = await Promise.all([import('../index.ts'), cliLogger(config, env)]);
-  const deps = await createDeps(config, { superviseQueue: false, authCache: false, logger });
+  const deps = await openOrDefer(() => createDeps(config, { superviseQueue: false, authCache: false, logger }), env);
   try {
     return await work(adminService, deps);
   } finally {
@@ -43,12 +48,42 @@ export async function withServices<T>(work: (admin: AdminService, deps: Deps) =>
 
 /** The database alone, for commands that must not change it as createDeps does (it migrates). */
 export async function withDatabase<T>(work: (db: Db) => Promise<T>, env: NodeJS.ProcessEnv = cliIo().env): Promise<T> {
+  const served = cliIo().deps;
+  if (served) return work(served.db);
   const config = loadConfig(env);
   const [{ createDatabase }, logger] = await Promise.all([import('../index.ts'), cliLogger(config, env)]);
-  const db = await createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger });
+  const db = await openOrDefer(() => createDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger }), env);
   try {
     return await work(db);
   } finally {
     await db.close();
+  }
+}
+
+/** How long a command waits for the service that holds DATA_DIR to take commands: a service starting migrates first. */
+const SERVICE_START_WAIT_MS = 60_000;
+const RETRY_MS = 250;
+
+const isDataDirInUse = (error: unknown) => error instanceof Error && error.name === 'DataDirInUse';
+
+/**
+ * Opens the embedded database, or, when a running service holds DATA_DIR, hands the whole
+ * command to it (ServedByService, which runAdminCommand forwards): found in use, the CLI asks
+ * the service's socket, and tries again while a service is still starting (its socket comes
+ * once it has migrated) or another command holds the files for a moment.
+ */
+async function openOrDefer<T>(open: () => Promise<T>, env: NodeJS.ProcessEnv): Promise<T> {
+  const dataDir = embeddedDataDir(env);
+  const deadline = Date.now() + SERVICE_START_WAIT_MS;
+  for (;;) {
+    try {
+      return await open();
+    } catch (error) {
+      if (dataDir === undefined || !isDataDirInUse(error)) throw error;
+      const socket = await connectToService(dataDir);
+      if (socket) throw new ServedByService(socket);
+      if (Date.now() >= deadline) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
   }
 }

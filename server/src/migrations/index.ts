@@ -18,6 +18,7 @@ import * as pendingLink from './0013-pending-link.ts';
 import * as operatorChatOrder from './0014-operator-chat-order.ts';
 import * as linkTicketsAndAttempts from './0015-link-tickets-and-attempts.ts';
 import * as sessionSecondStep from './0016-session-second-step.ts';
+import * as adminConsole from './0017-admin-console.ts';
 
 export type { Migration, MigrationContext } from './context.ts';
 
@@ -39,6 +40,7 @@ export const MIGRATIONS = [
   { name: '0014-operator-chat-order', ...operatorChatOrder },
   { name: '0015-link-tickets-and-attempts', ...linkTicketsAndAttempts },
   { name: '0016-session-second-step', ...sessionSecondStep },
+  { name: '0017-admin-console', ...adminConsole },
 ];
 
 const MIGRATION_NAMES = MIGRATIONS.map((migration) => migration.name);

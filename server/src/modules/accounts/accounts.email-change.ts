@@ -7,6 +7,7 @@ import { recordEvent } from '../activity/index.ts';
 import { requireStepUp, type Proof } from '../mfa/index.ts';
 import { confirmPassword } from '../passwords/index.ts';
 import type { AuthContext } from '../sessions/index.ts';
+import { promoteIfListed, promotionLogged } from './accounts.admin-emails.ts';
 import { emitAccountEvent } from './accounts.events.ts';
 import { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
 import { emailChangedNotice, emailChangeMail, emailChangeRequestedNotice, emailTakenNotice } from './accounts.mails.ts';
@@ -48,7 +49,7 @@ export async function changeEmail(deps: Deps, auth: AuthContext, input: { new_em
 
 /**
  * The link from the new address: the account moves to it, and it counts as verified (the
- * mail arrived). If the address was taken in the meantime, the link is spent and refused.
+ * mail arrived), which makes it an admin if ADMIN_EMAILS lists the address and never promoted. If the address was taken in the meantime, the link is spent and refused.
  * The address the account leaves hears of it: if its owner did not do this, it is their
  * last chance to know.
  */
@@ -63,8 +64,9 @@ export async function confirmEmailChange(deps: Deps, token: string, request: Req
     await setEmail(tx, used.account_id, used.new_email, deps.clock.now());
     await voidTokens(tx, deps.clock, used.account_id, TAKEOVER_LINKS);
     await recordEvent(tx, deps.clock, 'email.changed', { accountId: used.account_id }, request);
-    await emitAccountEvent(tx, deps.clock, used.account_id, ['email']);
-    return { accountId: used.account_id, notice: emailChangedNotice(before.email, before.name, used.new_email) };
+    const promoted = await promoteIfListed(tx, deps, { id: used.account_id, email: used.new_email }, request);
+    await emitAccountEvent(tx, deps.clock, used.account_id, promoted ? ['email', 'role'] : ['email']);
+    return { accountId: used.account_id, promoted, notice: emailChangedNotice(before.email, before.name, used.new_email) };
   }).catch((error: { parent?: { code?: string }; code?: string }) => {
     // A registration that took the address between the check and the update.
     if ((error.parent?.code ?? error.code) === '23505') return undefined;
@@ -72,6 +74,7 @@ export async function confirmEmailChange(deps: Deps, token: string, request: Req
   });
   if (changed === undefined) throw new AppError('INVALID_TOKEN');
   deps.authCache.evictAccount(changed.accountId);
+  if (changed.promoted) promotionLogged(deps, changed.accountId);
   deps.mailer.sendInBackground(changed.notice);
   return { success: true as const, message: 'Your new e-mail address is confirmed: use it to log in from now on.' };
 }

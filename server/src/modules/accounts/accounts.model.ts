@@ -1,8 +1,9 @@
 import { DataTypes } from 'sequelize';
 import { declareTable, notNull, nullable, primaryKey } from '../../lib/model.ts';
 
-// The accounts module's tables, accounts and email_tokens, as migrations 0001, 0005 and 0010
-// left them. Every statement on them is in accounts.repo.ts.
+// The accounts module's tables, accounts, email_tokens, admin_email_promotions and
+// account_counts, as migrations 0001, 0005, 0010 and 0017 left them. Every statement on them is
+// in accounts.repo.ts (account_counts is written by a trigger on accounts, migration 0017).
 
 /** A row of `accounts`, as pg returns it. */
 export type AccountRecord = {
@@ -79,3 +80,27 @@ export const emailTokensTable = declareTable<EmailTokenRecord>('email_tokens', {
 
 /** What a used token carries back. */
 export type UsedToken = Pick<EmailTokenRecord, 'account_id' | 'password_hash' | 'name' | 'company' | 'new_email'>;
+
+/** A row of `admin_email_promotions`: an ADMIN_EMAILS address that has made its account an admin, once. */
+export type AdminEmailPromotionRecord = {
+  email: string;
+  promoted_at: Date;
+};
+
+export const adminEmailPromotionsTable = declareTable<AdminEmailPromotionRecord>('admin_email_promotions', {
+  email: primaryKey(DataTypes.TEXT),
+  promoted_at: notNull(DataTypes.DATE),
+});
+
+/** A row of `account_counts`: accounts and confirmed ones among those whose id is `shard` modulo 16, kept by a trigger on accounts. */
+export type AccountCountRecord = {
+  shard: number;
+  accounts: number;
+  verified: number;
+};
+
+export const accountCountsTable = declareTable<AccountCountRecord>('account_counts', {
+  shard: primaryKey(DataTypes.SMALLINT),
+  accounts: notNull(DataTypes.INTEGER),
+  verified: notNull(DataTypes.INTEGER),
+});

@@ -156,6 +156,63 @@ export async function setRole(tx: Queryable, accountId: number, role: AccountRec
   await tx.query('UPDATE accounts SET role = $2, updated_at = $3 WHERE id = $1', [accountId, role, now]);
 }
 
+/** Sets the role unless the account has it already; whether it changed. */
+export async function changeRole(tx: Queryable, accountId: number, role: AccountRecord['role'], now: Date): Promise<boolean> {
+  return (await tx.query('UPDATE accounts SET role = $2, updated_at = $3 WHERE id = $1 AND role <> $2 RETURNING id', [accountId, role, now])).length > 0;
+}
+
+/**
+ * The ids of every admin, their rows locked for the caller's transaction: two demotions at
+ * once each wait for the other, so the second sees the first and neither leaves no admin.
+ */
+export async function lockAdmins(tx: Queryable): Promise<number[]> {
+  const rows = await tx.query<{ id: number }>("SELECT id FROM accounts WHERE role = 'admin' ORDER BY id FOR UPDATE");
+  return rows.map((row) => row.id);
+}
+
+/** Notes that ADMIN_EMAILS promoted through this address; false when it already had, once. */
+export async function claimAdminEmailPromotion(tx: Queryable, email: string, now: Date): Promise<boolean> {
+  const rows = await tx.query('INSERT INTO admin_email_promotions (email, promoted_at) VALUES ($1, $2) ON CONFLICT (email) DO NOTHING RETURNING email', [email, now]);
+  return rows.length > 0;
+}
+
+export type AccountCounts = { total: number; verified: number; created_since: number };
+
+/**
+ * How many accounts there are, with a confirmed address, and made at or after `since`: the
+ * first two from the counts a trigger keeps (account_counts), the last a short range of the
+ * created_at index, so that none of it reads every account.
+ */
+export async function accountCounts(db: Queryable, since: Date): Promise<AccountCounts> {
+  const [counts] = await db.query<AccountCounts>(
+    `SELECT (SELECT coalesce(sum(accounts), 0)::int FROM account_counts) AS total,
+            (SELECT coalesce(sum(verified), 0)::int FROM account_counts) AS verified,
+            (SELECT count(*)::int FROM accounts WHERE created_at >= $1) AS created_since`,
+    [since],
+  );
+  return counts;
+}
+
+/** What the operators' search matches: an address's prefix (normalised, wildcards taken literally), or an id too. */
+export type AccountSearch = { emailPrefix?: string; id?: number };
+
+/** `%` and `_` in what an operator typed are themselves, not wildcards. */
+const likePrefix = (text: string) => `${text.replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+
+/**
+ * Accounts matching `search` (all without one), newest (highest id) first, below the id
+ * `beforeId`. Each filter is a statement of its own, so the planner sees which index serves it.
+ */
+export function searchAccountRows(db: Queryable, search: AccountSearch, beforeId: number | undefined, limit: number): Promise<AccountRow[]> {
+  const before = beforeId ?? 2 ** 31;
+  const page = `ORDER BY a.id DESC LIMIT ${Number(limit)}`;
+  if (search.emailPrefix === undefined) return db.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.id < $1::bigint ${page}`, [before]);
+  return db.query<AccountRow>(
+    `SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE (a.email LIKE $1 OR a.id = $2) AND a.id < $3::bigint ${page}`,
+    [likePrefix(search.emailPrefix), search.id ?? null, before],
+  );
+}
+
 /** The account's row, locked for the caller's transaction, as /me shows it: what a profile change compares with. */
 export async function lockAccountRow(tx: Queryable, accountId: number): Promise<AccountRow | undefined> {
   const [account] = await tx.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.id = $1 FOR UPDATE`, [accountId]);

@@ -8,12 +8,14 @@ import { rateLimitSubject } from '../../lib/rate-limiter.ts';
 import { recordEvent } from '../activity/index.ts';
 import { apiKeyHash, apiKeyPlace } from '../keys/index.ts';
 import { checkNewPassword } from '../passwords/index.ts';
+import { promoteIfListed, promotionLogged } from './accounts.admin-emails.ts';
 import { emitAccountEvent } from './accounts.events.ts';
 import { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
-import { alreadyRegisteredMail, registeredTwiceMail, verificationMail } from './accounts.mails.ts';
+import { alreadyRegisteredMail, verificationMail } from './accounts.mails.ts';
 import * as repo from './accounts.repo.ts';
 import type { RegisterInput } from './accounts.schemas.ts';
 import { issueToken, useToken, voidTokens } from './accounts.tokens.ts';
+import { verificationMailFor, verifyUrl } from './accounts.verification.ts';
 
 const REGISTERED_MESSAGE = 'Check your inbox: we sent a link to confirm your e-mail address.';
 const RESENT_MESSAGE = 'If an unverified account uses this address, a new confirmation link is on its way.';
@@ -21,9 +23,6 @@ const RESENT_MESSAGE = 'If an unverified account uses this address, a new confir
 /** What a registration chose; it rides with its verification token until that is used. */
 type Registration = { passwordHash: string; name: string; company: string | null };
 
-function verifyUrl(deps: Deps, token: string): string {
-  return `${deps.config.publicUrl}/verify-email?token=${encodeURIComponent(token)}`;
-}
 
 /** A new account; its id is taken first because the sealed API key is bound to it. */
 async function createAccount(deps: Deps, tx: Queryable, email: string, registration: Registration): Promise<number | undefined> {
@@ -62,13 +61,13 @@ export async function register(deps: Deps, input: RegisterInput, request: Reques
     if (created) {
       await recordEvent(tx, deps.clock, 'account.registered', { accountId: created }, request);
       const token = await issueToken(tx, deps.clock, created, 'verify', registration);
-      return verificationMail(input.email, input.name, verifyUrl(deps, token));
+      return verificationMail(input.email, input.name, verifyUrl(deps.config.publicUrl, token));
     }
     // The insert conflicted on this address, so an account has it.
     const existing = (await repo.lockAccount(tx, { email: input.email }))!;
     if (existing.email_verified) return alreadyRegisteredMail(input.email, existing.name, deps.config.publicUrl);
     const token = await issueToken(tx, deps.clock, existing.id, 'verify', registration);
-    return verificationMail(input.email, input.name, verifyUrl(deps, token), { repeated: true });
+    return verificationMail(input.email, input.name, verifyUrl(deps.config.publicUrl, token), { repeated: true });
   });
   deps.mailer.sendInBackground(mail);
   return { success: true as const, requires_verification: true as const, message: REGISTERED_MESSAGE };
@@ -78,16 +77,23 @@ export async function register(deps: Deps, input: RegisterInput, request: Reques
 export async function verifyEmail(deps: Deps, token: string, request: RequestInfo) {
   const verified = await deps.db.transaction(async (tx) => {
     const used = await useToken(tx, deps.clock, 'verify', token);
-    if (!used) return false;
+    if (!used) return undefined;
     const changed = await repo.markVerified(tx, used, deps.clock.now());
     await voidTokens(tx, deps.clock, used.account_id, ['verify']);
-    if (changed) {
-      await recordEvent(tx, deps.clock, 'email.verified', { accountId: used.account_id }, request);
-      await emitAccountEvent(tx, deps.clock, used.account_id);
-    }
-    return true;
+    if (!changed) return { promoted: undefined };
+    await recordEvent(tx, deps.clock, 'email.verified', { accountId: used.account_id }, request);
+    const account = (await repo.lockAccount(tx, { id: used.account_id }))!;
+    const promoted = await promoteIfListed(tx, deps, account, request);
+    // After the promotion: the event shows the account as it is once this commits.
+    await emitAccountEvent(tx, deps.clock, used.account_id);
+    return { promoted: promoted ? account.id : undefined };
   });
   if (!verified) throw new AppError('INVALID_TOKEN');
+  if (verified.promoted !== undefined) {
+    // This instance at once (its API key may have been looked up before); the others by the row's notice.
+    deps.authCache.evictAccount(verified.promoted);
+    promotionLogged(deps, verified.promoted);
+  }
   return { success: true as const, message: 'Your e-mail address is confirmed. You can log in now.' };
 }
 
@@ -107,12 +113,7 @@ export async function resendVerification(deps: Deps, email: string, request: Req
   const mail = await deps.db.transaction(async (tx) => {
     const account = await repo.lockAccount(tx, { email });
     if (!account || account.email_verified) return undefined;
-    const latest = await repo.latestRegistration(tx, account.id);
-    // The account's own hash is its first registration's: a later one waits in its token until confirmed.
-    if (latest && latest.password_hash !== (await repo.passwordHashOf(tx, account.id))) return registeredTwiceMail(email, `${deps.config.publicUrl}/register`);
-    const registration = latest && { passwordHash: latest.password_hash, name: latest.name, company: latest.company };
-    const token = await issueToken(tx, deps.clock, account.id, 'verify', registration);
-    return verificationMail(email, registration?.name ?? account.name, verifyUrl(deps, token));
+    return verificationMailFor(tx, deps.clock, deps.config.publicUrl, account);
   });
   if (mail) deps.mailer.sendInBackground(mail);
   return { success: true as const, message: RESENT_MESSAGE };

@@ -6,13 +6,15 @@
 export { claimUnverifiedAccount, createProviderAccount } from './accounts.from-provider.ts';
 export { emitAccountEvent } from './accounts.events.ts';
 export { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
-export { ACCOUNT_COLUMNS, accountsTable, emailTokensTable, type AccountRecord, type AccountRow } from './accounts.model.ts';
+export { ACCOUNT_COLUMNS, accountCountsTable, accountsTable, adminEmailPromotionsTable, emailTokensTable, type AccountRecord, type AccountRow } from './accounts.model.ts';
 export { toAccountSummary, toUser, userSchema, type User } from './accounts.profile.ts';
 export {
   accountByApiKeyHash,
+  accountCounts,
   accountByEmail,
   accountById,
   adminAddresses,
+  changeRole,
   accountByPreviousApiKeyHash,
   accountForLogin,
   accountIdByEmailSql,
@@ -22,13 +24,18 @@ export {
   lockAccountPassword,
   passwordStillSql,
   lockAccounts,
+  lockAdmins,
   lockAccountRowByEmail,
   passwordHashOf,
   replaceApiKey,
+  searchAccountRows,
   setPasswordHash,
   setPasswordHashByMail,
   setPlan,
   setRole,
+  type AccountCounts,
+  type AccountSearch,
   type LockedAccount,
 } from './accounts.repo.ts';
 export { issueToken, liveTokenOwner, TAKEOVER_LINKS, useToken, voidTokens } from './accounts.tokens.ts';
+export { verificationMailFor } from './accounts.verification.ts';

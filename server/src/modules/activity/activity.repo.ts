@@ -55,6 +55,38 @@ export function latestEvents(db: Queryable, accountId: number, limit: number): P
   return db.query<ActivityRow>(`SELECT event, at, ip, user_agent FROM audit_events WHERE account_id = $1 ORDER BY at DESC, id DESC LIMIT ${limit}`, [accountId]);
 }
 
+export type HourlyCount = { hour: Date; event: string; count: number };
+
+/**
+ * How many events of these types happened in each UTC hour from `since` on (`hour` is the
+ * hour's start), whatever the session's time zone. One range of the (event, at) index per
+ * type, read from the index alone.
+ */
+export function eventCountsByHour(db: Queryable, events: readonly string[], since: Date): Promise<HourlyCount[]> {
+  return db.query<HourlyCount>(
+    `SELECT date_trunc('hour', at, 'UTC') AS hour, event, count(*)::int AS count
+     FROM audit_events WHERE event = ANY($1::text[]) AND at >= $2 GROUP BY 1, 2`,
+    [events, since],
+  );
+}
+
+export type LatestEventRow = Pick<AuditEventRecord, 'id' | 'account_id' | 'event' | 'at' | 'data'>;
+
+/**
+ * The latest `limit` events of these types, newest first: the latest few of each type, read
+ * from the (event, at) index, merged, so that the cost does not grow with the log.
+ */
+export function latestOfTypes(db: Queryable, events: readonly string[], limit: number): Promise<LatestEventRow[]> {
+  return db.query<LatestEventRow>(
+    `SELECT latest.id, latest.account_id, latest.event, latest.at, latest.data FROM unnest($1::text[]) AS types(event)
+     CROSS JOIN LATERAL (
+       SELECT a.id, a.account_id, a.event, a.at, a.data FROM audit_events a WHERE a.event = types.event ORDER BY a.at DESC, a.id DESC LIMIT $2
+     ) AS latest
+     ORDER BY latest.at DESC, latest.id DESC LIMIT $2`,
+    [events, limit],
+  );
+}
+
 /** Which events an export reads: `since` inclusive, `until` exclusive, one account or all. */
 export type EventFilter = { since?: Date; until?: Date; accountId?: number };
 

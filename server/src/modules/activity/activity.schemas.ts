@@ -17,6 +17,8 @@ export const AUDIT_EVENTS = [
   'email.change_cancelled',
   'profile.updated',
   'account.deleted',
+  // ADMIN_EMAILS made the account an admin when a link of ours verified its address.
+  'account.promoted',
   // The account's sites and channels: the secrets that prove its webhook deliveries.
   'site.created',
   'site.updated',
@@ -49,6 +51,10 @@ export const AUDIT_EVENTS = [
   'admin.account_read',
   'admin.sessions_revoked',
   'admin.mfa_reset',
+  // The operator's console (server/src/admin/admin.console*.ts).
+  'admin.overview_read',
+  'admin.accounts_searched',
+  'admin.verification_resent',
   // Events out (modules/events): endpoints and their deliveries.
   'admin.event_endpoint_created',
   'admin.event_endpoint_updated',

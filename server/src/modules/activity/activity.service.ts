@@ -63,9 +63,9 @@ export function eventInsert(
 
 const ACTIVITY_LIMIT = 100;
 
-/** The account's newest activity first. */
-export async function listActivity(db: Queryable, accountId: number) {
-  const rows = await latestEvents(db, accountId, ACTIVITY_LIMIT);
+/** The account's newest activity first (its owner's list, or an administrator's look at it). */
+export async function listActivity(db: Queryable, accountId: number, limit = ACTIVITY_LIMIT) {
+  const rows = await latestEvents(db, accountId, limit);
   return { success: true as const, items: rows.map((row) => ({ event: row.event, at: row.at.toISOString(), ip: row.ip, user_agent: row.user_agent })) };
 }
 

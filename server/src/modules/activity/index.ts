@@ -3,5 +3,5 @@
 // server/src/router.ts.
 export { auditEventsTable, type AuditEventRecord } from './activity.model.ts';
 export { AUDIT_EVENTS, auditLineSchema, type AuditEvent, type AuditLine } from './activity.schemas.ts';
-export type { EventFilter } from './activity.repo.ts';
-export { AUDIT_PAGE_SIZE, auditEventPages, eventInsert, purgeAuditEvents, recordEvent, recordEventReturningId, userAgentOf } from './activity.service.ts';
+export { eventCountsByHour, latestOfTypes, type EventFilter, type HourlyCount, type LatestEventRow } from './activity.repo.ts';
+export { AUDIT_PAGE_SIZE, auditEventPages, eventInsert, listActivity, purgeAuditEvents, recordEvent, recordEventReturningId, userAgentOf } from './activity.service.ts';

@@ -430,6 +430,17 @@ export async function oldestPending(db: Queryable): Promise<Date | null> {
   return row.oldest;
 }
 
+export type EndpointBacklog = Pick<EventEndpointRecord, 'id' | 'url' | 'enabled'> & { oldest_pending: Date | null };
+
+/** Every endpoint, oldest first, with when its oldest pending delivery was made (null when none is). */
+export function endpointBacklogs(db: Queryable): Promise<EndpointBacklog[]> {
+  return db.query<EndpointBacklog>(
+    `SELECT e.id, e.url, e.enabled,
+            (SELECT d.created_at FROM event_deliveries d WHERE d.endpoint_id = e.id AND d.state = 'pending' ORDER BY d.created_at LIMIT 1) AS oldest_pending
+     FROM event_endpoints e ORDER BY e.created_at, e.id`,
+  );
+}
+
 /** Retention: delivered deliveries finished before `before`, then events no delivery needs; how many rows went. */
 export async function deleteDeliveredBefore(db: Queryable, before: Date, batch: number): Promise<number> {
   const deliveries = await db.query(

@@ -9,4 +9,4 @@
 export { identitiesTable, linkTicketsTable, type IdentityRecord } from './identities.model.ts';
 export { linkAfterSecondStep } from './identities.link.ts';
 export { startUrl } from './identities.providers.ts';
-export { linkedProviders, purgeExpiredLinkTickets } from './identities.repo.ts';
+export { identitiesOf, linkedProviders, purgeExpiredLinkTickets } from './identities.repo.ts';

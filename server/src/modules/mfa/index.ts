@@ -14,6 +14,7 @@ export { passkeySignInOptions } from './mfa.passkey-service.ts';
 export { methodsOf, passkeyOwner, proveWithPasskey, type Method, type Proof } from './mfa.proofs.ts';
 export { factorNotice } from './mfa.mails.ts';
 export { removeAllFactors } from './mfa.service.ts';
+export { accountsWithSecondFactor, countAccountsWithSecondFactor } from './mfa.repo.ts';
 export { finishSecondStep, requireStepUp, secondStepAccount, secondStepRequired, startSecondStep, type FirstStep, type PendingSignIn } from './mfa.step-up.ts';
 export { loginMfaInput, loginPasskeyInput, optionsOutput, passkeyLoginOptionsInput, stepUpProof } from './mfa.schemas.ts';
 

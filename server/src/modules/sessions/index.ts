@@ -10,6 +10,6 @@ export { sessionsTable } from './sessions.model.ts';
 export { perAccountClient, SESSION_RATE_RULES } from './sessions.limits.ts';
 export { sessionsRevokedByAdminNotice } from './sessions.mails.ts';
 export { signedIn } from './sessions.cookies.ts';
-export { revokeSessions, sessionSignIn, signOutEverywhere } from './sessions.service.ts';
+export { liveSessionsOf, revokeSessions, sessionSignIn, signOutEverywhere } from './sessions.service.ts';
 export { deviceOf, startSession, type LoginResult, type SignInVia } from './sessions.start.ts';
 export type { AuthContext, SecondStep, SessionSignIn } from './sessions.types.ts';

@@ -16,9 +16,15 @@ import type { AuthContext } from './sessions.types.ts';
  * SESSION_IDLE_TIMEOUT is over, though its row stays until it expires.
  */
 export async function listSessions(deps: Deps, auth: AuthContext) {
-  const rows = await repo.liveSessions(deps.db, auth.account.id, deps.clock.now());
+  const sessions = await liveSessionsOf(deps, auth.account.id);
+  return { success: true as const, sessions: sessions.map((session) => ({ ...session, current: session.id === auth.sessionId })) };
+}
+
+/** The account's live sessions, newest first, with their last use as this process knows it: its owner's list, or an administrator's look at it. */
+export async function liveSessionsOf(deps: Deps, accountId: number) {
+  const rows = await repo.liveSessions(deps.db, accountId, deps.clock.now());
   const live = rows.filter((row) => !sessionIdle(deps, row.id, row.last_used_at ?? row.created_at));
-  const sessions = live.map((row) => {
+  return live.map((row) => {
     const pending = deps.sessionTouches.pending(row.id);
     const lastUsed = pending && (!row.last_used_at || pending > row.last_used_at) ? pending : row.last_used_at;
     return {
@@ -28,10 +34,8 @@ export async function listSessions(deps: Deps, auth: AuthContext) {
       ip: row.ip,
       user_agent: row.user_agent,
       via: row.via,
-      current: row.id === auth.sessionId,
     };
   });
-  return { success: true as const, sessions };
 }
 
 /**
