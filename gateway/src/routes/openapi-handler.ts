@@ -26,7 +26,7 @@ type Request = IncomingMessage & { body?: unknown };
 
 export type OpenApiHandlerOptions = {
   router: AnyTRPCRouter;
-  /** For faults of the adapter itself; a procedure's own are logged where they are settled (trpc.ts). */
+  /** For faults of the adapter itself; a procedure's own are logged where they are settled (server/src/trpc/procedures.ts, settle). */
   logger: Logger;
 };
 

@@ -6,7 +6,7 @@ import { toErrorResponse, type Context } from '../../../server/src/index.ts';
  * and the headers the first error answers with (Retry-After, WWW-Authenticate). In a batch
  * both can be wanted: a login's cookie stays on the answer whatever the call beside it did.
  * A request whose every call failed answers as REST does, with the error's headers alone.
- * tRPC sets the status itself, from the code the procedure's error was given (trpc.ts).
+ * tRPC sets the status itself, from the code the procedure's error was given (server/src/trpc/procedures.ts, settle).
  */
 export function responseHeaders(ctx: Context | undefined, errors: TRPCError[], someSucceeded: boolean): { headers: Record<string, string | string[]> } {
   const headers: Record<string, string | string[]> = errors[0] ? { ...toErrorResponse(errors[0]).headers } : {};

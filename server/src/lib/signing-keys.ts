@@ -6,7 +6,6 @@ import { createPrivateKey, generateKeyPairSync, type JsonWebKey, type KeyObject 
 
 /** The JWS algorithms a key's type gives: Ed25519 signs with EdDSA, P-256 with ES256. */
 export type SigningAlgorithm = 'EdDSA' | 'ES256';
-export const SIGNING_ALGORITHMS: readonly SigningAlgorithm[] = ['EdDSA', 'ES256'];
 
 /**
  * A private key that signs access tokens, with the algorithm its type gives. A KeyObject

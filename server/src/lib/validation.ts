@@ -96,5 +96,5 @@ export function ruleWords(issue: RawIssue): string | undefined {
 
 z.config({ customError: ruleWords });
 
-/** What an unknown field is told; error-response.ts names each such field on its own. */
+/** What an unknown field is told; errors/errors.ts (zodIssues) names each such field on its own. */
 export const UNKNOWN_FIELD = 'is not a field of this request';

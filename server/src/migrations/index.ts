@@ -20,7 +20,7 @@ import * as linkTicketsAndAttempts from './0015-link-tickets-and-attempts.ts';
 import * as sessionSecondStep from './0016-session-second-step.ts';
 import * as adminConsole from './0017-admin-console.ts';
 
-export type { Migration, MigrationContext } from './context.ts';
+export type { MigrationContext } from './context.ts';
 
 /** Listed rather than globbed so the set is typed and the same under tsx and in a bundle. */
 export const MIGRATIONS = [

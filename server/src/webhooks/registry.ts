@@ -1,4 +1,4 @@
-import type { AnyWebhookProvider, ProviderName } from './provider.ts';
+import type { AnyWebhookProvider } from './provider.ts';
 import { billing } from './providers/billing.ts';
 import { messengerone } from './providers/messengerone.ts';
 import { messengertwo } from './providers/messengertwo.ts';
@@ -18,4 +18,3 @@ export function providerNamed(name: string): AnyWebhookProvider | undefined {
   return BY_NAME.get(name);
 }
 
-export type { ProviderName };

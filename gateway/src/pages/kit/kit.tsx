@@ -123,7 +123,7 @@ export function createPageKit(deps: Deps) {
       await next();
     } catch (error) {
       const { status, code, headers, body, log } = toErrorResponse(error);
-      // A procedure's failure was logged where it was settled (trpc.ts).
+      // A procedure's failure was logged where it was settled (server/src/trpc/procedures.ts, settle).
       if (log && !(error instanceof TRPCError)) state(ctx).logger?.[log.level]({ err: error }, log.message);
       const retryAfter = headers['retry-after'] ? Number(headers['retry-after']) : undefined;
       if (retryAfter) ctx.set('Retry-After', String(retryAfter));

@@ -1,7 +1,7 @@
 import type { Clock } from '../../lib/clock.ts';
 import type { Queryable } from '../../lib/db.ts';
 import { emitEvent, type AccountField } from '../events/index.ts';
-import { toAccountSummary } from './accounts.profile.ts';
+import { toAccountSummary } from './accounts.user.ts';
 import { accountById } from './accounts.repo.ts';
 
 /**

@@ -1,54 +1,38 @@
-import { z } from 'zod';
-import type { AccountRow } from './accounts.model.ts';
+import type { RequestInfo } from '../../trpc/context.ts';
+import type { Deps } from '../../deps.ts';
+import { AppError } from '../../errors/errors.ts';
+import { recordEvent } from '../activity/index.ts';
+import { emitEvent } from '../events/index.ts';
+import type { AuthContext } from '../sessions/index.ts';
+// Apart from accounts.user.ts, which the face exports to sessions/: this file names Deps.
+import { toAccountSummary, toUser, type User } from './accounts.user.ts';
+import { lockAccountRow, setProfile } from './accounts.repo.ts';
+import type { UpdateProfileInput } from './accounts.schemas.ts';
 
-export const userSchema = z.object({
-  id: z.number().int(),
-  email: z.string(),
-  name: z.string(),
-  company: z.string().nullable(),
-  plan: z.string(),
-  role: z.enum(['user', 'admin']),
-  api_key: z.string(),
-  email_verified: z.boolean(),
-  created_at: z.string(),
-});
-
-export type User = z.infer<typeof userSchema>;
+const PROFILE_FIELDS = ['name', 'company'] as const;
+export type ProfileField = (typeof PROFILE_FIELDS)[number];
 
 /**
- * `created_at` as text, once per row: the auth cache hands `/me` the same frozen row on every
- * request, and formatting the date was most of what making its answer cost. Keyed by the row,
- * an entry goes when its row does.
+ * Sets the fields given (`company: null` clears it). Only a field whose value really moves
+ * counts as changed: sending the name the account already has writes nothing and records
+ * nothing. The row is locked first, so two changes at once each compare with what the other
+ * left, and the activity line commits with the change it records.
  */
-const createdAtTexts = new WeakMap<AccountRow, string>();
-
-function createdAtText(account: AccountRow): string {
-  let text = createdAtTexts.get(account);
-  if (text === undefined) createdAtTexts.set(account, (text = account.created_at.toISOString()));
-  return text;
-}
-
-export function toUser(account: AccountRow, apiKey: string): User {
-  return {
-    id: account.id,
-    email: account.email,
-    name: account.name,
-    company: account.company,
-    plan: account.plan,
-    role: account.role,
-    api_key: apiKey,
-    email_verified: account.email_verified,
-    created_at: createdAtText(account),
-  };
-}
-
-/** The user object without the API key: what an administrator is shown of an account. */
-export function toAccountSummary(account: AccountRow): Omit<User, 'api_key'> {
-  const { api_key: _apiKey, ...summary } = toUser(account, '');
-  return summary;
-}
-
-/** The calling account (an AuthContext of sessions/), as /me shows it. */
-export function me(caller: { account: AccountRow; apiKey: string }): User {
-  return toUser(caller.account, caller.apiKey);
+export async function updateProfile(deps: Deps, auth: AuthContext, input: UpdateProfileInput, request: RequestInfo): Promise<{ user: User; changed: ProfileField[] }> {
+  const { account, changed } = await deps.db.transaction(async (tx) => {
+    const current = await lockAccountRow(tx, auth.account.id);
+    // Deleted since its credential was checked: the credential no longer names anyone.
+    if (!current) throw new AppError('UNAUTHORIZED');
+    const wanted = { name: input.name ?? current.name, company: input.company === undefined ? current.company : input.company };
+    const moved = PROFILE_FIELDS.filter((field) => wanted[field] !== current[field]);
+    if (!moved.length) return { account: current, changed: moved };
+    const updated = await setProfile(tx, current.id, wanted, deps.clock.now());
+    await recordEvent(tx, deps.clock, 'profile.updated', { accountId: current.id }, request, { changed: moved });
+    await emitEvent(tx, deps.clock, { type: 'account.updated', data: { account: toAccountSummary(updated), changed: moved } });
+    return { account: updated, changed: moved };
+  });
+  // Every instance hears of the change on commit (migration 0003); this one must not wait for
+  // that notice, or the caller's next /me could still read the old name from its cache.
+  if (changed.length) deps.authCache.evictAccount(account.id);
+  return { user: toUser(account, auth.apiKey), changed };
 }

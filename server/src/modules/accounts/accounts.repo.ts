@@ -152,10 +152,6 @@ export async function setEmail(tx: Queryable, accountId: number, email: string, 
   await tx.query('UPDATE accounts SET email = $2, email_verified = true, updated_at = $3 WHERE id = $1', [accountId, email, now]);
 }
 
-export async function setRole(tx: Queryable, accountId: number, role: AccountRecord['role'], now: Date): Promise<void> {
-  await tx.query('UPDATE accounts SET role = $2, updated_at = $3 WHERE id = $1', [accountId, role, now]);
-}
-
 /** Sets the role unless the account has it already; whether it changed. */
 export async function changeRole(tx: Queryable, accountId: number, role: AccountRecord['role'], now: Date): Promise<boolean> {
   return (await tx.query('UPDATE accounts SET role = $2, updated_at = $3 WHERE id = $1 AND role <> $2 RETURNING id', [accountId, role, now])).length > 0;

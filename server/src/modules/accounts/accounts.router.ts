@@ -4,8 +4,8 @@ import { authedProcedure, passwordConfirmingProcedure, publicProcedure } from '.
 import { authRoute, weakPassword } from '../../trpc/rest-meta.ts';
 import { deleteAccount } from './accounts.deletion.ts';
 import { cancelEmailChange, changeEmail, confirmEmailChange, showPendingEmailChange } from './accounts.email-change.ts';
-import { me } from './accounts.profile.ts';
-import { updateProfile } from './accounts.profile-change.ts';
+import { me } from './accounts.user.ts';
+import { updateProfile } from './accounts.profile.ts';
 import {
   changeEmailInput,
   confirmEmailChangeInput,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { currentPasswordSchema, emailSchema, messageOutput, NAME_MAX_LENGTH, passwordSchema, strictInput, tokenSchema } from '../../lib/validation.ts';
 // The second factor's own schema: the step-up proof that sensitive changes may carry.
 import { stepUpProof } from '../mfa/index.ts';
-import { userSchema } from './accounts.profile.ts';
+import { userSchema } from './accounts.user.ts';
 
 // A person's name and company, as registration and a profile change take them.
 const nameSchema = z.string().trim().min(1, 'must not be empty').max(NAME_MAX_LENGTH, `must be at most ${NAME_MAX_LENGTH} characters`);

@@ -51,11 +51,6 @@ export async function liveTokenOwner(db: Queryable, clock: Clock, purpose: Token
   return repo.liveTokenAccount(db, sha256(token), purpose, clock.now());
 }
 
-/** Whether a token is live, without using it: a GET page or a check before costly work. */
-export async function tokenIsLive(db: Queryable, clock: Clock, purpose: TokenPurpose, token: string): Promise<boolean> {
-  return (await liveTokenOwner(db, clock, purpose, token)) !== undefined;
-}
-
 /** Voids the account's unused tokens of these purposes; returns how many were voided. */
 export async function voidTokens(db: Queryable, clock: Clock, accountId: number, purposes: TokenPurpose[]): Promise<number> {
   return repo.voidTokenRows(db, accountId, purposes, clock.now());

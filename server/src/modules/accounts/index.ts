@@ -6,8 +6,8 @@
 export { claimUnverifiedAccount, createProviderAccount } from './accounts.from-provider.ts';
 export { emitAccountEvent } from './accounts.events.ts';
 export { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
-export { ACCOUNT_COLUMNS, accountCountsTable, accountsTable, adminEmailPromotionsTable, emailTokensTable, type AccountRecord, type AccountRow } from './accounts.model.ts';
-export { toAccountSummary, toUser, userSchema, type User } from './accounts.profile.ts';
+export { ACCOUNT_COLUMNS, accountCountsTable, accountsTable, adminEmailPromotionsTable, emailTokensTable, type AccountRow } from './accounts.model.ts';
+export { toAccountSummary, toUser, userSchema, type User } from './accounts.user.ts';
 export {
   accountByApiKeyHash,
   accountCounts,
@@ -32,9 +32,6 @@ export {
   setPasswordHash,
   setPasswordHashByMail,
   setPlan,
-  setRole,
-  type AccountCounts,
-  type AccountSearch,
   type LockedAccount,
 } from './accounts.repo.ts';
 export { issueToken, liveTokenOwner, TAKEOVER_LINKS, useToken, voidTokens } from './accounts.tokens.ts';

@@ -1,7 +1,7 @@
 // The activity log's face: every module records its events here (the audit_events table is
 // this module's alone). Its procedure (activity.router.ts) is merged into auth.* by
 // server/src/router.ts.
-export { auditEventsTable, type AuditEventRecord } from './activity.model.ts';
+export { auditEventsTable } from './activity.model.ts';
 export { AUDIT_EVENTS, auditLineSchema, type AuditEvent, type AuditLine } from './activity.schemas.ts';
-export { eventCountsByHour, latestOfTypes, type EventFilter, type HourlyCount, type LatestEventRow } from './activity.repo.ts';
+export { eventCountsByHour, latestOfTypes, type EventFilter, type LatestEventRow } from './activity.repo.ts';
 export { AUDIT_PAGE_SIZE, auditEventPages, eventInsert, listActivity, purgeAuditEvents, recordEvent, recordEventReturningId, userAgentOf } from './activity.service.ts';

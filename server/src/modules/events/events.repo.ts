@@ -23,11 +23,6 @@ export function endpointRows(db: Queryable): Promise<EndpointRow[]> {
   return db.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM event_endpoints ORDER BY created_at, id`);
 }
 
-export async function endpointRow(db: Queryable, id: string): Promise<EndpointRow | undefined> {
-  const [row] = await db.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM event_endpoints WHERE id = $1`, [id]);
-  return row;
-}
-
 /** The endpoint locked for a change in this transaction. */
 export async function lockEndpoint(tx: Queryable, id: string): Promise<EndpointRow | undefined> {
   const [row] = await tx.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM event_endpoints WHERE id = $1 FOR UPDATE`, [id]);

@@ -14,14 +14,12 @@ export {
   EVENT_TYPES,
   type AccountField,
   type CreateEndpointInput,
-  type EventAccount,
   type EventType,
   type ListDeliveriesInput,
   type OutboundEvent,
-  type SecurityChange,
   type UpdateEndpointInput,
 } from './events.schemas.ts';
-export { startEventSender, type EventSender, type SendOutcome, type SenderHooks } from './events.sender.ts';
+export { startEventSender } from './events.sender.ts';
 export { newSecret, previousSecretPlace, secretPlace } from './events.signing.ts';
-export { checkTarget as checkEventTarget, type TargetDeps as EventTargetDeps } from './events.targets.ts';
+export { checkTarget as checkEventTarget } from './events.targets.ts';
 export { redactedUrl } from './events.urls.ts';

@@ -6,7 +6,7 @@
 // procedures (identities.router.ts) reach the server through server/src/router.ts. The
 // second step of a provider's sign-in (sessions' loginSecondStep) links the provider that
 // its first step left waiting.
-export { identitiesTable, linkTicketsTable, type IdentityRecord } from './identities.model.ts';
+export { identitiesTable, linkTicketsTable } from './identities.model.ts';
 export { linkAfterSecondStep } from './identities.link.ts';
 export { startUrl } from './identities.providers.ts';
 export { identitiesOf, linkedProviders, purgeExpiredLinkTickets } from './identities.repo.ts';

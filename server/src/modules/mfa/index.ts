@@ -9,13 +9,13 @@ import { factorsOf, purgeExpiredChallenges, purgeExpiredStepUps } from './mfa.re
 
 export { endStepUp } from './mfa.repo.ts';
 
-export { MFA_TABLES, type PendingLink } from './mfa.model.ts';
-export { passkeySignInOptions } from './mfa.passkey-service.ts';
-export { methodsOf, passkeyOwner, proveWithPasskey, type Method, type Proof } from './mfa.proofs.ts';
+export { MFA_TABLES } from './mfa.model.ts';
+export { passkeySignInOptions } from './mfa.passkeys.ts';
+export { passkeyOwner, proveWithPasskey, type Method, type Proof } from './mfa.proofs.ts';
 export { factorNotice } from './mfa.mails.ts';
 export { removeAllFactors } from './mfa.service.ts';
 export { accountsWithSecondFactor, countAccountsWithSecondFactor } from './mfa.repo.ts';
-export { finishSecondStep, requireStepUp, secondStepAccount, secondStepRequired, startSecondStep, type FirstStep, type PendingSignIn } from './mfa.step-up.ts';
+export { finishSecondStep, requireStepUp, secondStepAccount, secondStepRequired, startSecondStep } from './mfa.step-up.ts';
 export { loginMfaInput, loginPasskeyInput, optionsOutput, passkeyLoginOptionsInput, stepUpProof } from './mfa.schemas.ts';
 
 const PURGE_BATCH = 1000;

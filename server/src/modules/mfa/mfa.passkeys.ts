@@ -1,117 +1,119 @@
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransport,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
-import type { PasskeyRow } from './mfa.repo.ts';
+import { createHmac, randomUUID } from 'node:crypto';
+import type { RegistrationResponseJSON } from '@simplewebauthn/server';
+import type { RequestInfo } from '../../trpc/context.ts';
+import type { Deps } from '../../deps.ts';
+import { AppError } from '../../errors/errors.ts';
+import { deriveKey, sha256 } from '../../lib/crypto.ts';
+import { refuseIfLimited } from '../../errors/rate-limited.ts';
+import { rateLimitSubject } from '../../lib/rate-limiter.ts';
+import { confirmPassword } from '../passwords/index.ts';
+import { SESSION_RATE_RULES, type AuthContext } from '../sessions/index.ts';
+import { authenticationOptions, CHALLENGE_TTL_MS, challengeOf, registrationOptions, relyingPartyOf, verifyRegistration } from './mfa.webauthn.ts';
+import type { Proof } from './mfa.proofs.ts';
+import * as repo from './mfa.repo.ts';
+import { dropCodesIfNoFactor, issueRecoveryCodes, recordFactorChange } from './mfa.service.ts';
+import { MFA_TOKEN_MAX_FAILURES, requireStepUp, SIGN_IN_GONE } from './mfa.step-up.ts';
 
 /**
- * WebAuthn through `@simplewebauthn/server`: this file fixes the policy (discoverable
- * credentials, user verification required, no attestation) and turns the library's throws
- * into "not verified". Challenges are stored and used once by the caller.
+ * The account's WebAuthn user id, the same on all its passkeys so an authenticator keeps one
+ * entry for it: the one its passkeys have, else derived from the account id under a key of
+ * DATA_KEY's (opaque, and the same for the options and the passkey they make).
  */
-
-/** The service as WebAuthn knows it: PUBLIC_URL's host is the RP ID, its origin the only origin. */
-export type RelyingParty = { id: string; origin: string; name: string };
-
-export function relyingPartyOf(publicUrl: string): RelyingParty {
-  const url = new URL(publicUrl);
-  return { id: url.hostname, origin: url.origin, name: 'Gatehouse' };
+function userHandleFor(deps: Deps, accountId: number, existing: repo.PasskeyRow[]): string {
+  if (existing[0]) return existing[0].user_handle;
+  const key = deriveKey(deps.config.dataKeys[0], 'webauthn-user');
+  return createHmac('sha256', key).update(String(accountId)).digest().subarray(0, 16).toString('base64url');
 }
 
 /**
- * Options as JSON, which is all they are on the wire. The library's types name browser buffer
- * types in extension fields, which the typed client would then carry to every frontend.
+ * Creation options for a new passkey of the signed-in account: needs the password and, when
+ * the account has a factor already, step-up. The challenge is kept (as its hash) for five
+ * minutes and serves once.
  */
-export type WebAuthnOptionsJson = { challenge: string; [field: string]: unknown };
-
-/** Answers older than this are refused: the challenge is gone. */
-export const CHALLENGE_TTL_MS = 5 * 60_000;
-
-const asTransports = (transports: string[]) => transports as AuthenticatorTransport[];
-
-export async function registrationOptions(rp: RelyingParty, user: { handle: string; email: string; name: string }, existing: PasskeyRow[]): Promise<WebAuthnOptionsJson> {
-  const options = await generateRegistrationOptions({
-    rpName: rp.name,
-    rpID: rp.id,
-    userName: user.email,
-    userDisplayName: user.name,
-    userID: Buffer.from(user.handle, 'base64url'),
-    timeout: CHALLENGE_TTL_MS,
-    attestationType: 'none',
-    excludeCredentials: existing.map((passkey) => ({ id: passkey.credential_id, transports: asTransports(passkey.transports) })),
-    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
-  });
-  return options as unknown as WebAuthnOptionsJson;
+export async function passkeyOptions(deps: Deps, auth: AuthContext, input: { password?: string } & Proof, request: RequestInfo) {
+  await confirmPassword(deps, auth, input.password, request);
+  await requireStepUp(deps, auth, input, request);
+  const existing = await repo.passkeysOf(deps.db, auth.account.id);
+  const handle = userHandleFor(deps, auth.account.id, existing);
+  const options = await registrationOptions(relyingPartyOf(deps.config.publicUrl), { handle, email: auth.account.email, name: auth.account.name }, existing);
+  await repo.insertChallenge(deps.db, deps.clock, 'passkey_register', sha256(options.challenge), auth.account.id, CHALLENGE_TTL_MS);
+  return { success: true as const, options };
 }
 
-export type NewCredential = { credentialId: string; publicKey: Buffer; counter: number; transports: string[] };
+const INVALID_ATTESTATION = new AppError('INVALID_CODE', 'The passkey could not be verified: ask for new options and try again.', {
+  issues: [{ path: 'response', message: 'is not a valid answer to live options of this account' }],
+});
 
-/** The new credential, or undefined when the attestation does not verify (wrong origin, challenge, no user verification). */
-export async function verifyRegistration(rp: RelyingParty, response: RegistrationResponseJSON, challenge: string): Promise<NewCredential | undefined> {
-  try {
-    const result = await verifyRegistrationResponse({
-      response,
-      expectedChallenge: challenge,
-      expectedOrigin: rp.origin,
-      expectedRPID: rp.id,
-      requireUserVerification: true,
-    });
-    if (!result.verified) return undefined;
-    const { credential } = result.registrationInfo;
-    return {
-      credentialId: credential.id,
-      publicKey: Buffer.from(credential.publicKey),
-      counter: credential.counter,
-      transports: credential.transports ?? response.response.transports ?? [],
+/**
+ * Stores the passkey the browser made for those options (no step-up of its own: the options
+ * needed it). When it is the account's first factor, ten recovery codes come with the answer.
+ */
+export async function addPasskey(deps: Deps, auth: AuthContext, input: { name?: string; response: RegistrationResponseJSON }, request: RequestInfo) {
+  const accountId = auth.account.id;
+  const challenge = challengeOf(input.response);
+  const issued = challenge && (await repo.liveChallenge(deps.db, deps.clock, 'passkey_register', sha256(challenge)));
+  if (!challenge || !issued || issued.account_id !== accountId) throw INVALID_ATTESTATION;
+  const credential = await verifyRegistration(relyingPartyOf(deps.config.publicUrl), input.response, challenge);
+  if (!credential) throw INVALID_ATTESTATION;
+  const result = await deps.db.transaction(async (tx) => {
+    if (!(await repo.useChallenge(tx, deps.clock, issued.id))) return undefined;
+    const factors = await repo.factorsOf(tx, accountId);
+    const existing = await repo.passkeysOf(tx, accountId);
+    const passkey = {
+      id: randomUUID(),
+      account_id: accountId,
+      credential_id: credential.credentialId,
+      public_key: credential.publicKey,
+      counter: String(credential.counter),
+      transports: credential.transports,
+      user_handle: userHandleFor(deps, accountId, existing),
+      name: input.name ?? `Passkey ${existing.length + 1}`,
+      created_at: deps.clock.now(),
     };
-  } catch {
-    return undefined;
-  }
+    await repo.insertPasskey(tx, passkey);
+    const codes = !factors.totp && factors.passkeys === 0 ? await issueRecoveryCodes(deps, tx, accountId) : undefined;
+    const notice = await recordFactorChange(deps, tx, auth, 'passkey.added', 'passkey_added', request, { passkey: passkey.id });
+    return { passkey, codes, notice };
+  });
+  if (!result) throw INVALID_ATTESTATION;
+  deps.mailer.sendInBackground(result.notice);
+  const { passkey, codes } = result;
+  const shown = { id: passkey.id, name: passkey.name, created_at: passkey.created_at.toISOString(), last_used_at: null };
+  return codes ? { success: true as const, passkey: shown, recovery_codes: codes } : { success: true as const, passkey: shown };
 }
 
-/** Request options: any discoverable passkey of this site, or only `allowed` ones (a known account's second step). */
-export async function authenticationOptions(rp: RelyingParty, allowed?: PasskeyRow[]): Promise<WebAuthnOptionsJson> {
-  const options = await generateAuthenticationOptions({
-    rpID: rp.id,
-    timeout: CHALLENGE_TTL_MS,
-    userVerification: 'required',
-    allowCredentials: allowed?.map((passkey) => ({ id: passkey.credential_id, transports: asTransports(passkey.transports) })),
+/** Needs the password and step-up. The account's recovery codes go if no factor is left. */
+export async function removePasskey(deps: Deps, auth: AuthContext, input: { id: string; password?: string } & Proof, request: RequestInfo) {
+  await confirmPassword(deps, auth, input.password, request);
+  await requireStepUp(deps, auth, input, request);
+  const notice = await deps.db.transaction(async (tx) => {
+    if (!(await repo.deletePasskey(tx, auth.account.id, input.id))) return undefined;
+    await dropCodesIfNoFactor(tx, auth.account.id);
+    return recordFactorChange(deps, tx, auth, 'passkey.removed', 'passkey_removed', request, { passkey: input.id });
   });
-  return options as unknown as WebAuthnOptionsJson;
+  if (!notice) throw new AppError('NOT_FOUND', 'No passkey of this account has that id.');
+  deps.mailer.sendInBackground(notice);
+  return { success: true as const };
 }
 
 /**
- * The authenticator's new counter, or undefined when the assertion does not verify: a wrong
- * signature, origin or challenge, no user verification, or a counter that did not move
- * forward (a cloned authenticator). `challenge` is one the caller issued and still holds.
+ * Request options for a passkey: any passkey of this site for a sign-in by passkey alone, or,
+ * with the `mfa_token` of a password sign-in, that account's passkeys for its second step.
+ * Public, and each call keeps a challenge: counted against the client's sign-in limit, as a
+ * sign-in is (the mfa_token's own limits bound its second step).
  */
-export async function verifyAssertion(rp: RelyingParty, response: AuthenticationResponseJSON, passkey: PasskeyRow, challenge: string): Promise<number | undefined> {
-  try {
-    const result = await verifyAuthenticationResponse({
-      response,
-      expectedChallenge: challenge,
-      expectedOrigin: rp.origin,
-      expectedRPID: rp.id,
-      requireUserVerification: true,
-      credential: { id: passkey.credential_id, publicKey: new Uint8Array(passkey.public_key), counter: Number(passkey.counter), transports: asTransports(passkey.transports) },
-    });
-    return result.verified ? result.authenticationInfo.newCounter : undefined;
-  } catch {
-    return undefined;
+export async function passkeySignInOptions(deps: Deps, input: { mfa_token?: string }, request: RequestInfo) {
+  refuseIfLimited(await deps.rateLimiter.hit([{ rule: SESSION_RATE_RULES.loginPerIp, key: rateLimitSubject(request.ip) }]));
+  const rp = relyingPartyOf(deps.config.publicUrl);
+  let accountId: number | null = null;
+  let allowed: repo.PasskeyRow[] | undefined;
+  if (input.mfa_token !== undefined) {
+    const pending = await repo.liveChallenge(deps.db, deps.clock, 'mfa_token', sha256(input.mfa_token), { maxFailures: MFA_TOKEN_MAX_FAILURES });
+    if (!pending?.account_id) throw new AppError('INVALID_TOKEN', SIGN_IN_GONE);
+    accountId = pending.account_id;
+    allowed = await repo.passkeysOf(deps.db, accountId);
   }
-}
-
-/** The challenge a response signed, read from its client data to find it among ours; undefined when unreadable. */
-export function challengeOf(response: { response: { clientDataJSON: string } }): string | undefined {
-  try {
-    const client = JSON.parse(Buffer.from(response.response.clientDataJSON, 'base64url').toString('utf8'));
-    return typeof client?.challenge === 'string' ? client.challenge : undefined;
-  } catch {
-    return undefined;
-  }
+  const options = await authenticationOptions(rp, allowed);
+  await repo.insertChallenge(deps.db, deps.clock, 'passkey_login', sha256(options.challenge), accountId, CHALLENGE_TTL_MS);
+  return { success: true as const, options };
 }

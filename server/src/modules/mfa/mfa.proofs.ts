@@ -6,7 +6,7 @@ import { deriveKey, sha256 } from '../../lib/crypto.ts';
 import type { Queryable } from '../../lib/db.ts';
 import { recordEvent } from '../activity/index.ts';
 import { factorNotice } from './mfa.mails.ts';
-import { challengeOf, relyingPartyOf, verifyAssertion } from './mfa.passkeys.ts';
+import { challengeOf, relyingPartyOf, verifyAssertion } from './mfa.webauthn.ts';
 import { normaliseRecoveryCode, recoveryCodeHashes } from './mfa.recovery.ts';
 import * as repo from './mfa.repo.ts';
 import { totpStepOf } from './mfa.totp.ts';

@@ -148,12 +148,6 @@ export async function deletePasskey(db: Queryable, accountId: number, id: string
   return rows.length > 0;
 }
 
-/** The WebAuthn user id the account's passkeys share, if it has any. */
-export async function userHandleOf(db: Queryable, accountId: number): Promise<string | undefined> {
-  const [row] = await db.query<{ user_handle: string }>('SELECT user_handle FROM passkeys WHERE account_id = $1 LIMIT 1', [accountId]);
-  return row?.user_handle;
-}
-
 // --- challenges: mfa tokens and WebAuthn challenges ---
 
 const INSERT_CHALLENGE_SQL = 'INSERT INTO mfa_challenges (kind, token_hash, account_id, created_at, expires_at, via, pending_link, attempt_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)';

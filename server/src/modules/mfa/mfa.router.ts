@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { authedProcedure, passwordConfirmingProcedure } from '../../trpc/procedures.ts';
 import { authRoute, ROUTE_ERRORS } from '../../trpc/rest-meta.ts';
-import { addPasskey, passkeyOptions, removePasskey } from './mfa.passkey-service.ts';
+import { addPasskey, passkeyOptions, removePasskey } from './mfa.passkeys.ts';
 import {
   addPasskeyInput,
   addPasskeyOutput,

@@ -1,5 +1,5 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
-import type { WebAuthnOptionsJson } from './mfa.passkeys.ts';
+import type { WebAuthnOptionsJson } from './mfa.webauthn.ts';
 import { z } from 'zod';
 import { strictInput } from '../../lib/validation.ts';
 

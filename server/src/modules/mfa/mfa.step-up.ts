@@ -89,7 +89,7 @@ export async function stepUpSession(deps: Deps, auth: AuthContext, proof: Proof,
  * or a provider's name) for the session; `pendingLink`, the provider's person to link once
  * the second step passes (identities.accounts.ts); `attemptKey`, the key its attempt was
  * counted under in the per-account-and-client login limit, given back once the second step
- * signs in (sessions.sign-in.ts).
+ * signs in (sessions.login.ts).
  */
 export type FirstStep = { via: string; pendingLink?: PendingLink; attemptKey?: string };
 

@@ -2,7 +2,7 @@
 // sessions, the failed-login rules that wrong passwords and codes elsewhere run down, and the
 // end of a sign-in another module began (startSession, signedIn: identities/).
 // Nothing here may import the second factor (mfa/ builds on this face): the sign-in that
-// asks for it (sessions.sign-in.ts) and the procedures (sessions.router.ts, merged into
+// asks for it (sessions.login.ts) and the procedures (sessions.router.ts, merged into
 // auth.* by server/src/router.ts) stay behind it. deps.ts builds the cache and the touch
 // writer from their own files: this face names Deps, so deps.ts cannot import it.
 export { authenticate } from './sessions.credentials.ts';
@@ -11,5 +11,5 @@ export { perAccountClient, SESSION_RATE_RULES } from './sessions.limits.ts';
 export { sessionsRevokedByAdminNotice } from './sessions.mails.ts';
 export { signedIn } from './sessions.cookies.ts';
 export { liveSessionsOf, revokeSessions, sessionSignIn, signOutEverywhere } from './sessions.service.ts';
-export { deviceOf, startSession, type LoginResult, type SignInVia } from './sessions.start.ts';
+export { deviceOf, startSession, type LoginResult } from './sessions.issue.ts';
 export type { AuthContext, SecondStep, SessionSignIn } from './sessions.types.ts';

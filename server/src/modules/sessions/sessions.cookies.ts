@@ -1,7 +1,7 @@
 import { clearedCookieHeader, cookieHeader } from '../../lib/http-credentials.ts';
 import { deviceCookieName, SESSION_COOKIE, type Context } from '../../trpc/context.ts';
 import { DEVICE_TTL_SECONDS } from './sessions.devices.ts';
-import type { LoginResult } from './sessions.start.ts';
+import type { LoginResult } from './sessions.issue.ts';
 
 /** The session cookie as the API reference shows it: as set over http, with placeholders. */
 const SHOWN = { publicUrl: 'http:' };

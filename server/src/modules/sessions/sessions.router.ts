@@ -6,7 +6,7 @@ import { loginMfaInput, loginPasskeyInput, optionsOutput, passkeyLoginOptionsInp
 import { CLEARED_SESSION_COOKIE_SHOWN, SESSION_COOKIE_SHOWN, signedIn, signedOut } from './sessions.cookies.ts';
 import { loginInput, loginOutput, revokeAllSessionsInput, revokeAllSessionsOutput, sessionIdInput, sessionsOutput } from './sessions.schemas.ts';
 import { logout, listSessions, revokeAllSessions, revokeSession } from './sessions.service.ts';
-import { login, loginSecondStep, loginWithPasskey } from './sessions.sign-in.ts';
+import { login, loginSecondStep, loginWithPasskey } from './sessions.login.ts';
 
 /** The sign-in routes' limits (sessions.limits.ts): per client IP, and per address and client. */
 const SIGN_IN_LIMITED = 'too many sign-in attempts from this client IP, or for this account from it, or too many failed logins of the account';

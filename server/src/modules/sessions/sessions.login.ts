@@ -10,7 +10,7 @@ import { linkAfterSecondStep } from '../identities/index.ts';
 import { finishSecondStep, passkeyOwner, proveWithPasskey, secondStepAccount, secondStepRequired, startSecondStep, type Method, type Proof } from '../mfa/index.ts';
 import type { Device } from './sessions.devices.ts';
 import { perAccountClient, SESSION_RATE_RULES } from './sessions.limits.ts';
-import { deviceOf, startSession, type LoginResult } from './sessions.start.ts';
+import { deviceOf, startSession, type LoginResult } from './sessions.issue.ts';
 
 /**
  * An attempt as counted: `failed`, the count a right password or code takes back at once

@@ -10,7 +10,7 @@ import { insertSession } from './sessions.repo.ts';
 import type { SecondStep } from './sessions.types.ts';
 
 // The end of every sign-in, whatever its first step (password, passkey, identity provider):
-// apart from sessions.sign-in.ts so that the identities module can reach it through this
+// apart from sessions.login.ts so that the identities module can reach it through this
 // module's face, which must not import the second factor.
 
 export type LoginResult = { token: string; user: User; deviceToken: string | undefined };
