@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createEndpoint } from '../server/src/admin/admin.events.service.ts';
+import { createEndpoint } from '../server/src/modules/events/events.service.ts';
 import { createDeps, createLogger, loadConfig } from '../server/src/index.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { EventReceiver } from './helpers/event-receiver.ts';

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parse as parseYaml } from 'yaml';
-import { createEndpoint, deleteEndpoint, showDelivery, testEndpoint, updateEndpoint } from '../server/src/admin/admin.events.service.ts';
+import { createEndpoint, deleteEndpoint, showDelivery, testEndpoint, updateEndpoint } from '../server/src/modules/events/events.service.ts';
 import { RETRY_DELAYS_MS } from '../server/src/modules/events/events.sender.ts';
 import { AUTH_RATE_RULES } from '../server/src/router.ts';
 import { loginFrom, PASSWORD } from './helpers/auth.ts';

@@ -53,7 +53,7 @@ export { connectMetricReadings } from './metrics-readings.ts';
 
 // Operators: the admin services the CLI calls (the admin procedures call the same), events out's among them.
 export * as adminService from './admin/admin.service.ts';
-export * as eventsAdminService from './admin/admin.events.service.ts';
+export { eventsService as eventsAdminService } from './modules/events/index.ts';
 export type { Actor } from './admin/admin.service.ts';
 // The activity export's line, for the gateway's NDJSON route and its place in the OpenAPI document.
 export { auditLineSchema, type AuditLine } from './modules/activity/index.ts';

@@ -1,5 +1,5 @@
 import type { Deps } from './deps.ts';
-import { eventsStore, oldestPendingEventDeliveries } from './modules/events/index.ts';
+import { eventEndpointRows, oldestPendingEventDeliveries } from './modules/events/index.ts';
 import { PROVIDER_NAMES } from './webhooks/provider.ts';
 import { countByProviderAndState } from './webhooks/inbox/repo.ts';
 
@@ -15,7 +15,7 @@ export function connectMetricReadings(deps: Pick<Deps, 'db' | 'metrics'>): void 
   metrics.readEventsFrom(() => oldestPendingEventDeliveries(db));
   // Operators add endpoints by hand: a handful of rows, read at most every few seconds.
   metrics.readEndpointsFrom(async () => {
-    const rows = await eventsStore.endpointRows(db);
+    const rows = await eventEndpointRows(db);
     const enabled = rows.filter((row) => row.enabled).length;
     return { enabled, disabled: rows.length - enabled };
   });

@@ -3,7 +3,7 @@ import Stripe from 'stripe';
 import { createCallerFactory } from '../../server/src/trpc/procedures.ts';
 import { createContextInner } from '../../server/src/trpc/context.ts';
 import { appRouter } from '../../server/src/router.ts';
-import { createEndpoint, deleteEndpoint } from '../../server/src/admin/admin.events.service.ts';
+import { createEndpoint, deleteEndpoint } from '../../server/src/modules/events/events.service.ts';
 import type { EventType } from '../../server/src/modules/events/index.ts';
 import { processInboxEntries } from '../../server/src/webhooks/inbox/processor.ts';
 import { EventReceiver } from './event-receiver.ts';

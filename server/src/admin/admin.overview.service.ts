@@ -1,7 +1,7 @@
 import type { Deps } from '../deps.ts';
 import { accountCounts } from '../modules/accounts/index.ts';
 import { eventCountsByHour, latestOfTypes, type AuditEvent, type LatestEventRow } from '../modules/activity/index.ts';
-import { eventsStore } from '../modules/events/index.ts';
+import { endpointBacklogs } from '../modules/events/index.ts';
 import { countAccountsWithSecondFactor } from '../modules/mfa/index.ts';
 import type { Actor } from './actor.ts';
 import { audit, secondsSince } from './admin.record.ts';
@@ -87,7 +87,7 @@ function recentAction(row: LatestEventRow) {
 }
 
 async function endpointsWithBacklog(deps: Deps, now: Date) {
-  const rows = await eventsStore.endpointBacklogs(deps.db);
+  const rows = await endpointBacklogs(deps.db);
   return rows.map((row) => ({ id: row.id, url: row.url, enabled: row.enabled, oldest_pending_seconds: secondsSince(now, row.oldest_pending) }));
 }
 

@@ -20,7 +20,7 @@ import {
   revokedSessionsOutput,
 } from './admin.schemas.ts';
 import { consoleProcedures } from './admin.console.ts';
-import { eventProcedures } from './admin.events.ts';
+import { eventProcedures } from '../modules/events/events.router.ts';
 import {
   auditExportPage,
   findAccount,

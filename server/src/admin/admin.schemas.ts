@@ -216,7 +216,7 @@ export const auditExportOutput = z.object({
 });
 
 /**
- * Events out's admin schemas belong to the events module (admin.events.ts); they are named
+ * Events out's admin schemas belong to the events module (modules/events/events.router.ts); they are named
  * here as well so that the CLI, which may read this file before it loads the server, checks
  * its values with the very schemas the API does.
  */

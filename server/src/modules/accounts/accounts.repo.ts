@@ -60,12 +60,6 @@ export async function accountByEmail(db: Queryable, email: string): Promise<{ id
   return account;
 }
 
-/**
- * The account id of an address as a subquery on `$<param>`, for a statement that must cost
- * the same whether or not an account has the address (activity's failed logins).
- */
-export const accountIdByEmailSql = (param: number) => `(SELECT id FROM accounts WHERE email = $${param})`;
-
 export type LockedAccount = Pick<AccountRecord, 'id' | 'email' | 'name' | 'role' | 'email_verified'>;
 
 /** Locks the account's row for the caller's transaction; undefined when there is none. */

@@ -17,7 +17,6 @@ export {
   changeRole,
   accountByPreviousApiKeyHash,
   accountForLogin,
-  accountIdByEmailSql,
   accountRowByEmail,
   dropPreviousApiKeysUntil,
   lockAccount,

@@ -1,5 +1,4 @@
 import type { Queryable, SqlPart } from '../../lib/db.ts';
-import { accountIdByEmailSql } from '../accounts/index.ts';
 import type { AuditEventRecord } from './activity.model.ts';
 
 // Every statement on audit_events (activity.model.ts).
@@ -11,20 +10,14 @@ const insertInto = (accountSql: string, first = 2) => `${INSERT} VALUES (${lineV
 // The same insert, one line per row of `written`, a CTE of the statement it ends (eventInsertById).
 const insertIfWritten = (accountSql: string, first: number) => `${INSERT} SELECT ${lineValues(accountSql, first)} FROM written`;
 const INSERT_BY_ID = { name: 'audit_insert_by_id', text: insertInto('$1::int') };
-const INSERT_BY_EMAIL = { name: 'audit_insert_by_email', text: insertInto(accountIdByEmailSql(1)) };
 
 const INSERT_BY_ID_RETURNING = `${insertInto('$1::int')} RETURNING id`;
 
 export type NewEvent = Pick<AuditEventRecord, 'event' | 'at' | 'ip' | 'user_agent' | 'data'>;
 
-/**
- * One event, of an account by id or by address. By address (failed logins) the account's id
- * is a subquery of the same statement, whether or not an account has the address, so a
- * known and an unknown address cost the same; the accounts module owns that subquery.
- */
-export async function insertEvent(db: Queryable, who: { accountId: number | null } | { email: string }, event: NewEvent): Promise<void> {
-  const [statement, account] = 'accountId' in who ? [INSERT_BY_ID, who.accountId] : [INSERT_BY_EMAIL, who.email];
-  await db.query(statement, [account, event.event, event.at, event.ip, event.user_agent, event.data]);
+/** One event of an account by id, or of no account (a failed sign-in to an address no account has). */
+export async function insertEvent(db: Queryable, who: { accountId: number | null }, event: NewEvent): Promise<void> {
+  await db.query(INSERT_BY_ID, [who.accountId, event.event, event.at, event.ip, event.user_agent, event.data]);
 }
 
 /** One event of an account by id (or of no account), and the id the log gave it. */

@@ -17,7 +17,7 @@ export async function recordEvent(
   db: Queryable,
   clock: Clock,
   event: AuditEvent,
-  who: { accountId: number | null } | { email: string },
+  who: { accountId: number | null },
   request: RequestInfo,
   data?: Record<string, unknown>,
 ): Promise<void> {

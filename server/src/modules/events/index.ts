@@ -1,13 +1,15 @@
 // The events module's face: the outbox every module writes its events to, inside the
-// transaction of the change (events.outbox.ts); the worker's sender; and what the operators'
-// services (server/src/admin/admin.events.service.ts) need. The tables (event_endpoints,
-// events, event_deliveries: events.model.ts) are this module's alone, and it imports no other
-// module, so any module may emit.
+// transaction of the change (events.outbox.ts); the worker's sender; the operators' services
+// (events.service.ts, which the CLI calls; events.router.ts holds their procedures, which the
+// admin router merges into admin.* as router.ts takes each module's router by its file).
+// The tables (event_endpoints, events, event_deliveries: events.model.ts) are this module's
+// alone, and it imports no other module but activity, where its operators' actions are recorded.
 export { EVENT_TABLES } from './events.model.ts';
 export { endpointDisabledNotice } from './events.mails.ts';
 export { emitEvent, emitEvents, emitSecurityChange, eventBody, eventOrderingLocks, newEventId } from './events.outbox.ts';
-export * as eventsStore from './events.repo.ts';
-export { oldestPending as oldestPendingEventDeliveries } from './events.repo.ts';
+export { endpointBacklogs, endpointRows as eventEndpointRows, oldestPending as oldestPendingEventDeliveries } from './events.repo.ts';
+export * as eventsService from './events.service.ts';
+export type { Actor } from './events.service.ts';
 export { purgeDeliveredEvents } from './events.retention.ts';
 export * as eventsAdminSchemas from './events.schemas.ts';
 export {

@@ -25,7 +25,7 @@ type Attempt = { failed: RateCheck; perClient?: RateCheck };
  * checks than a limit allows. A device that logged in to this account before is limited only
  * by its own failures; once those run out it is a stranger like any other.
  */
-async function reserveAttempt(deps: Deps, email: string, request: RequestInfo, device: Device | undefined): Promise<Attempt> {
+async function reserveAttempt(deps: Deps, email: string, accountId: number | null, request: RequestInfo, device: Device | undefined): Promise<Attempt> {
   const { rateLimiter } = deps;
   if (device) {
     const check = { rule: SESSION_RATE_RULES.failedLoginsPerDevice, key: device.id };
@@ -37,7 +37,7 @@ async function reserveAttempt(deps: Deps, email: string, request: RequestInfo, d
   refuseLoginIfLimited(deps, await rateLimiter.hit([{ rule: SESSION_RATE_RULES.loginPerIp, key: rateLimitSubject(request.ip) }, perClient]), 'rate_limited');
   const check = { rule: SESSION_RATE_RULES.failedLoginsPerAccount, key: email };
   const decision = await rateLimiter.hit([check]);
-  if (!decision.allowed) await recordEvent(deps.db, deps.clock, 'login.locked', { email }, request);
+  if (!decision.allowed) await recordEvent(deps.db, deps.clock, 'login.locked', { accountId }, request);
   refuseLoginIfLimited(deps, decision, 'locked');
   return { failed: check, perClient };
 }
@@ -63,12 +63,12 @@ function refuseLoginIfLimited(deps: Deps, decision: RateDecision, outcome: 'rate
 export async function login(deps: Deps, input: { email: string; password: string }, request: RequestInfo, credentials: Credentials): Promise<LoginResult> {
   const account = await accountForLogin(deps.db, input.email);
   const device = deviceOf(deps, credentials, account?.id);
-  const attempt = await reserveAttempt(deps, input.email, request, device);
+  const attempt = await reserveAttempt(deps, input.email, account?.id ?? null, request, device);
   // An account made through a provider has no password: no password matches it.
   const matched = account?.password_hash ? await deps.passwords.verify(account.password_hash, input.password) : await deps.passwords.verifyDummy(input.password);
   if (!account || !matched) {
     deps.metrics.countLogin('failed');
-    await recordEvent(deps.db, deps.clock, 'login.failed', { email: input.email }, request);
+    await recordEvent(deps.db, deps.clock, 'login.failed', { accountId: account?.id ?? null }, request);
     throw new AppError('INVALID_CREDENTIALS');
   }
   await deps.rateLimiter.refund(attempt.failed);
@@ -96,7 +96,7 @@ export async function loginSecondStep(deps: Deps, input: { mfa_token: string } &
   const account = await accountById(deps.db, pending.accountId);
   if (!account) throw new AppError('INVALID_TOKEN');
   const device = deviceOf(deps, credentials, account.id);
-  const attempt = await reserveAttempt(deps, account.email, request, device);
+  const attempt = await reserveAttempt(deps, account.email, account.id, request, device);
   let method: Method;
   try {
     method = await finishSecondStep(deps, pending, account, { code: input.code, response: input.response }, request);

@@ -1,27 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import type { Deps } from '../deps.ts';
-import { AppError } from '../errors/errors.ts';
-import type { Queryable } from '../lib/db.ts';
-import { recordEvent, type AuditEvent } from '../modules/activity/index.ts';
-import {
-  checkEventTarget,
-  EVENT_TYPES,
-  eventBody,
-  eventsStore as repo,
-  newEventId,
-  newSecret,
-  previousSecretPlace,
-  redactedUrl,
-  secretPlace,
-  type CreateEndpointInput,
-  type ListDeliveriesInput,
-  type UpdateEndpointInput,
-} from '../modules/events/index.ts';
-import type { Actor } from './admin.service.ts';
+import type { Deps } from '../../deps.ts';
+import { AppError } from '../../errors/errors.ts';
+import type { Queryable } from '../../lib/db.ts';
+import { recordEvent, type AuditEvent } from '../activity/index.ts';
+import { EVENT_TYPES, type CreateEndpointInput, type ListDeliveriesInput, type UpdateEndpointInput } from './events.schemas.ts';
+import { eventBody, newEventId } from './events.outbox.ts';
+import * as repo from './events.repo.ts';
+import { newSecret, previousSecretPlace, secretPlace } from './events.signing.ts';
+import { checkTarget as checkEventTarget } from './events.targets.ts';
+import { redactedUrl } from './events.urls.ts';
+import type { RequestInfo } from '../../trpc/context.ts';
 
-// The operators' side of events out (contract, section 12): endpoints, their deliveries, a
-// test ping. Each action is recorded in the acting admin's activity log, never with a secret
-// or the URL's credentials and query.
+// The operators' side of events out (docs/EVENTS.md): endpoints, their deliveries, a test
+// ping. Each action is recorded in the acting admin's activity log, never with a secret or
+// the URL's credentials and query.
+
+/** Who acts: an admin account over the API, or the operator CLI (no account) on the server itself. */
+export type Actor = { accountId: number | null; request: RequestInfo };
 
 
 const DEFAULT_PAGE = 50;

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { Context } from '../trpc/context.ts';
-import { successOutput } from '../lib/validation.ts';
-import { restRoute } from '../trpc/rest-meta.ts';
-import { adminProcedure } from '../trpc/procedures.ts';
-import type { AuthContext } from '../modules/sessions/index.ts';
-import { eventsAdminSchemas as s } from '../modules/events/index.ts';
-import * as eventsAdmin from './admin.events.service.ts';
-import type { Actor } from './admin.service.ts';
+import type { Context } from '../../trpc/context.ts';
+import { successOutput } from '../../lib/validation.ts';
+import { restRoute } from '../../trpc/rest-meta.ts';
+import { adminProcedure } from '../../trpc/procedures.ts';
+import type { AuthContext } from '../sessions/index.ts';
+import * as s from './events.schemas.ts';
+import * as eventsAdmin from './events.service.ts';
+import type { Actor } from './events.service.ts';
 
 const NO_ENDPOINT = 'no such event endpoint';
 const DISABLED = 'the endpoint is disabled; nothing is sent to it until it is enabled';
