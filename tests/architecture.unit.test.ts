@@ -66,6 +66,10 @@ const isFace = (file: string) => file === `${MODULES}${moduleOf(file)}/index.ts`
  */
 const BEHIND_FACES: Record<string, RegExp> = {
   'server/src/router.ts': /^server\/src\/modules\/([^/]+)\/\1\.router\.ts$/,
+  // Events out's operator procedures, merged into admin.*, and their service, which the CLI
+  // calls through the server's face: the service names Deps, as the sessions face does.
+  'server/src/admin/admin.router.ts': /^server\/src\/modules\/events\/events\.router\.ts$/,
+  'server/src/index.ts': /^server\/src\/modules\/events\/events\.service\.ts$/,
   'server/src/deps.ts': /^server\/src\/modules\/sessions\/sessions\.(?:cache|touches)\.ts$/,
   // The sealed columns' owners, for the DATA_KEY check deps.ts runs at start: the sites and
   // channels faces name Deps. Their repos import nothing that does.

@@ -8,7 +8,7 @@ import { createDeps } from '../server/src/deps.ts';
 import { createSecretBox, keyIdOf } from '../server/src/lib/crypto.ts';
 import { jwtKeyId } from '../server/src/lib/jwt.ts';
 import { createLogger } from '../server/src/lib/logger.ts';
-import { StartError } from '../server/src/roles/start-error.ts';
+import { StartError } from '../server/src/errors/start-error.ts';
 import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { AUTH, PASSWORD, assertError, bearer, login, me, registerAndVerify, type Account } from './helpers/auth.ts';
 import { LogCapture, request, startTestService, type TestService } from './helpers/service.ts';

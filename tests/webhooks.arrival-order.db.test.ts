@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { LanePolicy } from '../server/src/roles/worker-lanes.ts';
+import type { LanePolicy } from '../server/src/lib/lanes.ts';
 import { QUEUES } from '../server/src/jobs.ts';
 import { applyWebhookJobs } from '../server/src/roles/worker.ts';
 import { applyWaiting } from '../server/src/webhooks/inbox/dispatcher.ts';

@@ -4,7 +4,7 @@ import type { Deps } from '../server/src/deps.ts';
 import { systemClock } from '../server/src/lib/clock.ts';
 import { createSignal } from '../server/src/lib/signal.ts';
 import { createMetrics } from '../server/src/metrics.ts';
-import { createLanePolicy } from '../server/src/roles/worker-lanes.ts';
+import { createLanePolicy } from '../server/src/lib/lanes.ts';
 import { dispatchRetryDelayMs, startInboxDispatcher } from '../server/src/webhooks/inbox/dispatcher.ts';
 import { eventually } from './helpers/wait.ts';
 

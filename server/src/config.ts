@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { ACCESS_TOKEN_TTL_RANGE, AUDIENCE, readAccessTokens } from './config.access-tokens.ts';
 import { PROVIDER_NAME, readOAuthProviders } from './config.oauth.ts';
 import { DevSecretsUnreadable, loadDevSecrets } from './lib/dev-secrets.ts';
-import { parseBareEmail } from './lib/text.ts';
-import { TELEGRAM_SECRET_TOKEN } from './webhooks/schemes/telegram.ts';
+import { parseBareEmail, TELEGRAM_SECRET_TOKEN } from './lib/text.ts';
 
 const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 

@@ -29,7 +29,7 @@ export { UNKNOWN_FIELD } from './lib/validation.ts';
 
 // Process roles: the worker, and a failed start told in one line.
 export { startWorker, type Worker } from './roles/worker.ts';
-export { StartError } from './roles/start-error.ts';
+export { StartError } from './errors/start-error.ts';
 export { describeStartFailure, isStartFailure } from './roles/start-failure.ts';
 
 // The database: a bare connection (for commands that must not migrate), its outages, the schema's state.
@@ -53,7 +53,7 @@ export { connectMetricReadings } from './metrics-readings.ts';
 
 // Operators: the admin services the CLI calls (the admin procedures call the same), events out's among them.
 export * as adminService from './admin/admin.service.ts';
-export { eventsService as eventsAdminService } from './modules/events/index.ts';
+export * as eventsAdminService from './modules/events/events.service.ts';
 export type { Actor } from './admin/admin.service.ts';
 // The activity export's line, for the gateway's NDJSON route and its place in the OpenAPI document.
 export { auditLineSchema, type AuditLine } from './modules/activity/index.ts';

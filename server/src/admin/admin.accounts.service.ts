@@ -18,7 +18,7 @@ import { listActivity } from '../modules/activity/index.ts';
 import { identitiesOf } from '../modules/identities/index.ts';
 import { accountsWithSecondFactor, hasSecondFactor } from '../modules/mfa/index.ts';
 import { liveSessionsOf } from '../modules/sessions/index.ts';
-import type { Actor } from './actor.ts';
+import type { Actor } from '../lib/request.ts';
 import { audit } from './admin.record.ts';
 import type { Role, SearchAccountsInput } from './admin.schemas.ts';
 

@@ -4,7 +4,7 @@ import { successOutput } from '../lib/validation.ts';
 import { restRoute } from '../trpc/rest-meta.ts';
 import { adminProcedure } from '../trpc/procedures.ts';
 import type { AuthContext } from '../modules/sessions/index.ts';
-import type { Actor } from './actor.ts';
+import type { Actor } from '../lib/request.ts';
 import { accountDetails, resendVerificationMail, searchAccounts, setRole } from './admin.accounts.service.ts';
 import { overview } from './admin.overview.service.ts';
 import {

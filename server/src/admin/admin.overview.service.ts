@@ -3,7 +3,7 @@ import { accountCounts } from '../modules/accounts/index.ts';
 import { eventCountsByHour, latestOfTypes, type AuditEvent, type LatestEventRow } from '../modules/activity/index.ts';
 import { endpointBacklogs } from '../modules/events/index.ts';
 import { countAccountsWithSecondFactor } from '../modules/mfa/index.ts';
-import type { Actor } from './actor.ts';
+import type { Actor } from '../lib/request.ts';
 import { audit, secondsSince } from './admin.record.ts';
 import { inboxProviderStats } from './admin.service.ts';
 

@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.ts';
 import { recordEvent, type AuditEvent } from '../modules/activity/index.ts';
-import type { Actor } from './actor.ts';
+import type { Actor } from '../lib/request.ts';
 
 /** An admin's action (a read too) in the activity log: the acting admin's line, or the CLI's without an account. */
 export function audit(deps: Pick<Deps, 'clock'>, db: Parameters<typeof recordEvent>[0], actor: Actor, event: AuditEvent, data: Record<string, unknown>) {

@@ -12,12 +12,12 @@ import { factorNotice, hasSecondFactor, removeAllFactors } from '../modules/mfa/
 import { reencryptSecrets as reencrypt, type ReencryptProgress, type ReencryptReport } from '../secrets/reencrypt.ts';
 import * as inbox from '../webhooks/inbox/repo.ts';
 import { PROVIDER_NAMES } from '../webhooks/provider.ts';
-import type { Actor } from './actor.ts';
+import type { Actor } from '../lib/request.ts';
 import { lockAccount, NO_SUCH_ADDRESS, type AccountTarget } from './admin.accounts.service.ts';
 import { audit, secondsSince } from './admin.record.ts';
 import type { ListInboxInput, ReplayDeliveriesInput } from './admin.schemas.ts';
 
-export type { Actor } from './actor.ts';
+export type { Actor } from '../lib/request.ts';
 
 const REPLAY_BATCH = 500;
 const PURGE_BATCH = 1000;

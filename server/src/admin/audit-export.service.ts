@@ -3,7 +3,7 @@ import { AppError } from '../errors/errors.ts';
 import type { SealedPlace } from '../lib/crypto.ts';
 import { AUDIT_PAGE_SIZE, auditEventPages, recordEventReturningId, type AuditLine, type EventFilter } from '../modules/activity/index.ts';
 import type { AuditExportInput, AuditFilterInput } from './admin.schemas.ts';
-import type { Actor } from './actor.ts';
+import type { Actor } from '../lib/request.ts';
 
 // The activity export for auditors (docs/API.md, Operator API): every account's events,
 // oldest first. Reading the log is itself an admin action, recorded in the actor's log once

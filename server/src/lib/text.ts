@@ -83,3 +83,6 @@ export function textIssues(value: unknown, path = '', depth = 0): Array<{ path: 
     return message ? [{ path: itemPath, message }] : textIssues(item, itemPath, depth + 1);
   });
 }
+
+/** What Telegram takes as a `secret_token` (setWebhook): 1 to 256 of A-Z a-z 0-9 _ -; the setting and the scheme check it alike. */
+export const TELEGRAM_SECRET_TOKEN = /^[A-Za-z0-9_-]{1,256}$/;

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../config.ts';
 import { EmbeddedDatabaseMissing, isDatabaseUnavailable } from '../lib/db.ts';
 import { DataDirInUse } from '../lib/embedded-postgres.ts';
-import { StartError } from './start-error.ts';
+import { StartError } from '../errors/start-error.ts';
 
 /**
  * A start that failed, as the one line an operator reads (docs/OPERATIONS.md, Troubleshooting): what went

@@ -9,7 +9,7 @@ import { sendOperatorMessage, type OperatorMessage } from '../modules/notificati
 import { startInboxDispatcher, streamsOf } from '../webhooks/inbox/dispatcher.ts';
 import { markDead, processEachAlone, processInboxEntries } from '../webhooks/inbox/processor.ts';
 import { startInboxSweeper } from '../webhooks/inbox/sweeper.ts';
-import { createLanePolicy, inLanes, inStreams, inTurn, type LanePolicy } from './worker-lanes.ts';
+import { createLanePolicy, inLanes, inStreams, inTurn, type LanePolicy } from '../lib/lanes.ts';
 
 export type Worker = { stop(): Promise<void> };
 
@@ -18,7 +18,7 @@ const WEBHOOK_BATCH = 100;
 const SEND_BATCH = 10;
 /** Deliveries kept by this process's gateway within this long mean a burst is under way. */
 const ARRIVING_MS = 250;
-/** Full batches for this long mean a backlog that one lane does not work off (worker-lanes.ts). */
+/** Full batches for this long mean a backlog that one lane does not work off (lib/lanes.ts). */
 const BACKLOG_MS = 2_000;
 
 export type WorkerOptions = {
@@ -29,7 +29,7 @@ export type WorkerOptions = {
 /** Processes queued jobs (webhook effects, notifications), sends events out, and runs housekeeping. */
 export async function startWorker(deps: Deps, options: WorkerOptions): Promise<Worker> {
   const { queue, logger } = deps;
-  // How many chunks at once, and how many entries a chunk's transaction takes (worker-lanes.ts).
+  // How many chunks at once, and how many entries a chunk's transaction takes (lib/lanes.ts).
   // The first attempts taken from the inbox and the queue's jobs (retries, replays) each have
   // their own lanes: a backlog is one of either, and a short batch of retries must not read as
   // the end of a backlog of first attempts.

@@ -3,7 +3,7 @@ import type { Clock } from '../lib/clock.ts';
 import { keyIdOf, type SecretBox } from '../lib/crypto.ts';
 import type { Queryable } from '../lib/db.ts';
 import type { Logger } from '../lib/logger.ts';
-import { StartError } from '../roles/start-error.ts';
+import { StartError } from '../errors/start-error.ts';
 import { declareTable, notNull, primaryKey } from '../lib/model.ts';
 import { placeOf } from '../lib/sealed-column.ts';
 import { SEALED_COLUMNS } from './sealed-columns.ts';

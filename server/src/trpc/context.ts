@@ -1,31 +1,11 @@
 import type { Deps } from '../deps.ts';
 import { bearerToken, hostCookieName, readCookie } from '../lib/http-credentials.ts';
+import type { Credentials, RequestInfo } from '../lib/request.ts';
+
+export type { BrowserWrite, Credentials, RequestInfo } from '../lib/request.ts';
 
 /** What a procedure may ask the transport to add to its answer (cookies, a 201). */
 export type ResponseControl = { status?: number; headers: Array<[string, string]> };
-
-export type Credentials = {
-  /** The value after `Bearer ` in the Authorization header. */
-  bearer?: string;
-  /** The `svc_token` cookie. */
-  cookie?: string;
-  /** The device cookie: this client logged in to an account before (sessions.devices.ts). */
-  device?: string;
-};
-
-/**
- * What the transport saw of a state-changing request that a browser could have sent: whether
- * it came from another site (`Origin`, else `Sec-Fetch-Site`) and whether it was JSON, which
- * no HTML form can send. Absent for server-side callers, which no other site can drive.
- */
-export type BrowserWrite = { crossSite: boolean; json: boolean };
-
-/**
- * Who sent the request, as far as the transport can tell; sessions and the activity log keep
- * ip and user agent. `accountId` is set once a procedure has authenticated the caller: the
- * gateway keeps this object and its access log reads it after the answer.
- */
-export type RequestInfo = { ip: string; userAgent?: string; requestId: string; browserWrite?: BrowserWrite; accountId?: number };
 
 export type Context = {
   deps: Deps;

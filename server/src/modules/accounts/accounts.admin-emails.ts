@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.ts';
 import type { Queryable } from '../../lib/db.ts';
-import type { RequestInfo } from '../../trpc/context.ts';
+import type { RequestInfo } from '../../lib/request.ts';
 import { recordEvent } from '../activity/index.ts';
 import { changeRole, claimAdminEmailPromotion } from './accounts.repo.ts';
 

@@ -1,4 +1,4 @@
-import type { RequestInfo } from '../../trpc/context.ts';
+import type { RequestInfo } from '../../lib/request.ts';
 import type { Queryable, SqlPart } from '../../lib/db.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { inBatches } from '../../lib/batches.ts';

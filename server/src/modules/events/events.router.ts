@@ -6,7 +6,7 @@ import { adminProcedure } from '../../trpc/procedures.ts';
 import type { AuthContext } from '../sessions/index.ts';
 import * as s from './events.schemas.ts';
 import * as eventsAdmin from './events.service.ts';
-import type { Actor } from './events.service.ts';
+import type { Actor } from '../../lib/request.ts';
 
 const NO_ENDPOINT = 'no such event endpoint';
 const DISABLED = 'the endpoint is disabled; nothing is sent to it until it is enabled';

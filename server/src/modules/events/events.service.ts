@@ -9,14 +9,12 @@ import * as repo from './events.repo.ts';
 import { newSecret, previousSecretPlace, secretPlace } from './events.signing.ts';
 import { checkTarget as checkEventTarget } from './events.targets.ts';
 import { redactedUrl } from './events.urls.ts';
-import type { RequestInfo } from '../../trpc/context.ts';
+import type { Actor } from '../../lib/request.ts';
 
 // The operators' side of events out (docs/EVENTS.md): endpoints, their deliveries, a test
 // ping. Each action is recorded in the acting admin's activity log, never with a secret or
 // the URL's credentials and query.
 
-/** Who acts: an admin account over the API, or the operator CLI (no account) on the server itself. */
-export type Actor = { accountId: number | null; request: RequestInfo };
 
 
 const DEFAULT_PAGE = 50;

@@ -4,7 +4,7 @@ import { randomHex } from '../../lib/crypto.ts';
 import type { Queryable } from '../../lib/db.ts';
 import type { Mail } from '../../lib/mailer.ts';
 import { emailSchema } from '../../lib/validation.ts';
-import type { RequestInfo } from '../../trpc/context.ts';
+import type { RequestInfo } from '../../lib/request.ts';
 import { accountById, claimUnverifiedAccount, createProviderAccount, emitAccountEvent, lockAccountRowByEmail, type AccountRow } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
 import { apiKeyHash, apiKeyPlace } from '../keys/index.ts';

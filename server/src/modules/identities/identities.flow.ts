@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
 import { safeEqual } from '../../lib/crypto.ts';
 import { rateLimitSubject } from '../../lib/rate-limiter.ts';
-import type { Credentials, RequestInfo } from '../../trpc/context.ts';
+import type { Credentials, RequestInfo } from '../../lib/request.ts';
 import { refuseUntilMfaSetUp, startSecondStep } from '../mfa/index.ts';
 import { deviceOf, perAccountClient, SESSION_RATE_RULES, startSession, type AuthContext, type LoginResult } from '../sessions/index.ts';
 import { accountForSignIn, addressOf, linkToSignedIn, type Refusal } from './identities.accounts.ts';

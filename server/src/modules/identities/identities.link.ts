@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import type { Queryable } from '../../lib/db.ts';
 import type { Mail } from '../../lib/mailer.ts';
-import type { RequestInfo } from '../../trpc/context.ts';
+import type { RequestInfo } from '../../lib/request.ts';
 import { recordEvent } from '../activity/index.ts';
 import { emitSecurityChange } from '../events/index.ts';
 import { identityNotice } from './identities.mails.ts';

@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
 import { safeNextPath } from '../../lib/next-path.ts';
-import type { RequestInfo } from '../../trpc/context.ts';
+import type { RequestInfo } from '../../lib/request.ts';
 import { lockAccountPassword, passwordHashOf } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
 import { emitSecurityChange } from '../events/index.ts';

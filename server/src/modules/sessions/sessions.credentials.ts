@@ -1,4 +1,4 @@
-import type { Credentials } from '../../trpc/context.ts';
+import type { Credentials } from '../../lib/request.ts';
 import type { Deps } from '../../deps.ts';
 import { isUuid } from '../../lib/text.ts';
 import { accountByApiKeyHash, accountByPreviousApiKeyHash, type AccountRow } from '../accounts/index.ts';

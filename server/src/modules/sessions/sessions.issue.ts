@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Credentials, RequestInfo } from '../../trpc/context.ts';
+import type { Credentials, RequestInfo } from '../../lib/request.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
 import { toUser, type AccountRow, type User } from '../accounts/index.ts';

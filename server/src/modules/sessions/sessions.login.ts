@@ -1,5 +1,5 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
-import type { Credentials, RequestInfo } from '../../trpc/context.ts';
+import type { Credentials, RequestInfo } from '../../lib/request.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
 import { refuseIfLimited } from '../../errors/rate-limited.ts';

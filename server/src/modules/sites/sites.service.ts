@@ -1,4 +1,4 @@
-import type { RequestInfo } from '../../trpc/context.ts';
+import type { RequestInfo } from '../../lib/request.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
 import { randomToken, type SealedPlace } from '../../lib/crypto.ts';

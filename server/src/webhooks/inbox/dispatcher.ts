@@ -2,7 +2,7 @@ import type { Deps } from '../../deps.ts';
 import { QUEUES, webhookRetryJobs } from '../../jobs.ts';
 import type { Queryable } from '../../lib/db.ts';
 import { inTransaction } from '../../lib/queue.ts';
-import { inLanes, inStreams, type LanePolicy } from '../../roles/worker-lanes.ts';
+import { inLanes, inStreams, type LanePolicy } from '../../lib/lanes.ts';
 import { providerNamed } from '../registry.ts';
 import { applyWaitingEntries, processEachAlone } from './processor.ts';
 import { lockUndispatchedAmong, markEnqueued, rowsAmong, waitingRows, type RowScope } from './repo.ts';
@@ -34,7 +34,7 @@ const LOOK_BATCH = 1_000;
 export type DispatcherOptions = {
   /** True when the gateway runs in the same process (`npm start`). */
   besideGateway: boolean;
-  /** How many transactions run at once, and how many rows each applies (roles/worker-lanes.ts). */
+  /** How many transactions run at once, and how many rows each applies (lib/lanes.ts). */
   lanes: LanePolicy;
 };
 
@@ -181,7 +181,7 @@ export async function streamsOf(db: Queryable, inboxIds: string[]): Promise<Map<
  * Looks for waiting rows and applies them, a chunk per transaction, looking again at once
  * while a look comes back full. The chunks of a look run in one lane, or in as many as the
  * lane policy gives while looks keep coming back full. The rows of one stream (streamOf) go
- * to one lane, in the order they arrived (roles/worker-lanes.ts, inStreams), and a chunk's
+ * to one lane, in the order they arrived (lib/lanes.ts, inStreams), and a chunk's
  * transaction holds its streams' locks: while another worker's transaction holds one, its
  * rows are left to that worker, and so is the rest of a stream too long for one chunk. So
  * two workers never apply one stream's rows side by side either. A row whose effect fails

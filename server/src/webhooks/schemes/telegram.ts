@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { safeEqual } from '../../lib/crypto.ts';
 import { integerField, isRecord, objectField, parseJsonObject, readFields } from '../shared/payload.ts';
 import { SignatureError, requireHeader, type WebhookHeaders } from '../shared/signature.ts';
+import { TELEGRAM_SECRET_TOKEN } from '../../lib/text.ts';
 
 const TELEGRAM_SECRET_HEADER = 'x-telegram-bot-api-secret-token';
 
@@ -41,8 +42,6 @@ export type TelegramUpdate = {
   raw: Record<string, unknown>;
 };
 
-/** What Telegram takes as a `secret_token` (setWebhook): 1 to 256 of A-Z a-z 0-9 _ -. */
-export const TELEGRAM_SECRET_TOKEN = /^[A-Za-z0-9_-]{1,256}$/;
 
 /**
  * Telegram signs nothing: it echoes the `secret_token` given to setWebhook in

@@ -1,8 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createLanePolicy, inChunks, inLanes, inStreams, inTurn, MAX_LANES, PER_TRANSACTION } from '../server/src/roles/worker-lanes.ts';
+import { createLanePolicy, inChunks, inLanes, inStreams, inTurn, MAX_LANES, PER_TRANSACTION } from '../server/src/lib/lanes.ts';
 
-const test = suite('roles/worker-lanes: one lane while deliveries arrive, every lane once a backlog lasts');
+const test = suite('lib/lanes: one lane while deliveries arrive, every lane once a backlog lasts');
 
 function policy(embedded = false) {
   let at = 1_000;
