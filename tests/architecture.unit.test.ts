@@ -60,7 +60,7 @@ const isFace = (file: string) => file === `${MODULES}${moduleOf(file)}/index.ts`
 /**
  * The composition roots reach behind a face, each for what a face cannot carry. router.ts
  * mounts each module's procedures (`<module>.router.ts`): every router builds on
- * trpc/procedures.ts, which imports the sessions and mfa faces, so a face that re-exported
+ * the access module's face, which imports the sessions, accounts and mfa faces, so a face that re-exported
  * its procedures would close a cycle. deps.ts builds the sessions' cache and touch writer:
  * the sessions face names Deps. And the list of sealed columns deps.ts checks at start.
  */

@@ -31,7 +31,7 @@ import { startQueue, type PgBoss } from '../server/src/lib/queue.ts';
 import { connectionOf, poolOf } from '../server/src/lib/sequelize.internals.ts';
 import type { AuthContext } from '../server/src/modules/sessions/index.ts';
 import { appRouter } from '../server/src/router.ts';
-import { attachAccount, contextUnchanged } from '../server/src/trpc/internals.ts';
+import { attachAuth, contextUnchanged } from '../server/src/trpc/internals.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { eventually } from './helpers/wait.ts';
 
@@ -64,7 +64,7 @@ test('tRPC 11: next() with an undefined ctx passes the very context object on, w
   const t = initTRPC.context<Context>().create();
   const auth = { account: { id: 7 }, apiKey: 'k' } as unknown as AuthContext;
   const authed = t.procedure.use(async ({ ctx, next }) => {
-    attachAccount(ctx, auth);
+    attachAuth(ctx, auth);
     return next({ ctx: contextUnchanged<{ auth: AuthContext }>() });
   });
   const outer = authed.use(({ next }) => next());

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Context } from '../trpc/context.ts';
 import { successOutput } from '../lib/validation.ts';
 import { restRoute } from '../trpc/rest-meta.ts';
-import { adminProcedure } from '../trpc/procedures.ts';
+import { adminProcedure } from '../modules/access/index.ts';
 import type { AuthContext } from '../modules/sessions/index.ts';
 import type { Actor } from '../lib/request.ts';
 import { accountDetails, resendVerificationMail, searchAccounts, setRole } from './admin.accounts.service.ts';

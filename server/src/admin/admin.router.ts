@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { Context } from '../trpc/context.ts';
 import { successOutput } from '../lib/validation.ts';
 import { restRoute } from '../trpc/rest-meta.ts';
-import { adminProcedure, router } from '../trpc/procedures.ts';
+import { router } from '../trpc/procedures.ts';
+import { adminProcedure } from '../modules/access/index.ts';
 import type { AuthContext } from '../modules/sessions/index.ts';
 import {
   accountIdInput,

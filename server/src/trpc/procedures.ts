@@ -1,14 +1,10 @@
 import { getTRPCErrorFromUnknown, initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { z } from 'zod';
 import type { Context } from './context.ts';
 import { toErrorResponse } from '../errors/response.ts';
 import { AppError, ERRORS, type ErrorCode } from '../errors/errors.ts';
 import { textIssues } from '../lib/text.ts';
-import { passwordHashOf } from '../modules/accounts/index.ts';
-import { refuseUntilMfaSetUp } from '../modules/mfa/index.ts';
-import { authenticate, type AuthContext } from '../modules/sessions/index.ts';
-import { attachAccount, contextUnchanged } from './internals.ts';
+import { attachAuth, contextUnchanged } from './internals.ts';
 
 /**
  * trpc-to-openapi's meta, plus what the OpenAPI document and the error declarations read
@@ -80,7 +76,7 @@ async function refuseControlCharacters(getRawInput: () => Promise<unknown>): Pro
  * trusted site and be JSON. A browser attaches the cookie to a form posted from anywhere; no
  * form can send JSON, and a script on another site cannot send it without CORS.
  */
-function refuseCrossSiteCookieWrite(ctx: Context, type: string): void {
+export function refuseCrossSiteCookieWrite(ctx: Context, type: string): void {
   const write = ctx.request.browserWrite;
   if (type !== 'mutation' || ctx.credentials.bearer !== undefined || !write) return;
   if (write.crossSite) throw new AppError('FORBIDDEN', 'A request from another site cannot use the session cookie to change anything.');
@@ -100,55 +96,28 @@ export const publicProcedure = t.procedure.use(async ({ next, ctx, path, getRawI
 });
 
 /**
- * Input checks, authentication and error handling in one middleware, not publicProcedure.use(...):
- * tRPC copies the call's options with a slow spread helper at every middleware level, which a
- * profile of /me put at a quarter of its CPU. What authentication throws is settled as if the
- * procedure had thrown it.
+ * What admits a caller to a guarded procedure: it authenticates the context's credentials and
+ * checks what the procedure's meta asks (modules/access says who is admitted), and throws
+ * what refuses the call. What it returns is the procedures' `ctx.auth`.
  */
-export const authedProcedure = t.procedure.use(async ({ ctx, next, path, type, meta, getRawInput }) => {
-  let auth: AuthContext | undefined;
-  try {
-    await refuseControlCharacters(getRawInput);
-    auth = await authenticate(ctx.deps, ctx.credentials);
-    if (!auth) throw new AppError('UNAUTHORIZED');
-    refuseCrossSiteCookieWrite(ctx, type);
-    if (!meta?.beforeMfaSetup) await refuseUntilMfaSetUp(ctx.deps, auth.account);
-  } catch (cause) {
-    throw settle(getTRPCErrorFromUnknown(cause), ctx, path);
-  }
-  attachAccount(ctx, auth);
-  // For the gateway's access log, which holds the same request object.
-  ctx.request.accountId = auth.account.id;
-  return settleResult(await next({ ctx: contextUnchanged<{ auth: AuthContext }>() }), ctx, path);
-});
-
-/** For operators: an authenticated account with role admin; anyone else gets 403 FORBIDDEN. */
-export const adminProcedure = authedProcedure
-  .use(({ ctx, next }) => {
-    if (ctx.auth.account.role !== 'admin') throw new AppError('FORBIDDEN', 'Only administrators may do this.');
-    return next();
-  })
-  .meta({ adminOnly: true });
+export type Guard<A> = (ctx: Context, call: { type: string; meta: ProcedureMeta | undefined }) => Promise<A>;
 
 /**
- * An authenticated procedure whose input asks for the current password in `field`, left
- * optional in `schema` because an account made through an identity provider has none to
- * give (passwords.check.ts says what stands in for it). An account that has a password must
- * still give it, and a body without it is refused as the schema with the field required
- * refuses it: 400 VALIDATION_FAILED naming every faulty field at once, the password among them.
- * The field is named in the meta, so that the OpenAPI document shows it as required, with a
- * note for the accounts without a password, and the route's errors include a password's.
+ * A procedure a guard admits its caller to. Input checks, the guard and error handling run
+ * in one middleware, not publicProcedure.use(...): tRPC copies the call's options with a slow
+ * spread helper at every middleware level, which a profile of /me put at a quarter of its
+ * CPU. What the guard throws is settled as if the procedure had thrown it.
  */
-export function passwordConfirmingProcedure<S extends z.ZodObject>(schema: S, field = 'password') {
-  const optional = schema.shape[field];
-  const required = schema.extend({ [field]: optional instanceof z.ZodOptional ? optional.unwrap() : optional });
-  return authedProcedure
-    .meta({ passwordField: field })
-    .use(async ({ ctx, next, getRawInput }) => {
-      const raw = await getRawInput();
-      const leftOut = typeof raw === 'object' && raw !== null && (raw as Record<string, unknown>)[field] === undefined;
-      if (leftOut && (await passwordHashOf(ctx.deps.db, ctx.auth.account.id)) !== null) required.parse(raw);
-      return next();
-    })
-    .input(schema);
+export function guardedProcedure<A>(guard: Guard<A>) {
+  return t.procedure.use(async ({ ctx, next, path, type, meta, getRawInput }) => {
+    let auth: A;
+    try {
+      await refuseControlCharacters(getRawInput);
+      auth = await guard(ctx, { type, meta });
+    } catch (cause) {
+      throw settle(getTRPCErrorFromUnknown(cause), ctx, path);
+    }
+    attachAuth(ctx, auth);
+    return settleResult(await next({ ctx: contextUnchanged<{ auth: A }>() }), ctx, path);
+  });
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { messageOutput, noInput, successOutput } from '../../lib/validation.ts';
-import { authedProcedure, passwordConfirmingProcedure, publicProcedure } from '../../trpc/procedures.ts';
+import { publicProcedure } from '../../trpc/procedures.ts';
+import { authedProcedure, passwordConfirmingProcedure } from '../access/index.ts';
 import { authRoute, weakPassword } from '../../trpc/rest-meta.ts';
 import { deleteAccount } from './accounts.deletion.ts';
 import { cancelEmailChange, changeEmail, confirmEmailChange, showPendingEmailChange } from './accounts.email-change.ts';

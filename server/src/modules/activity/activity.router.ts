@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { authedProcedure } from '../../trpc/procedures.ts';
+import { authedProcedure } from '../access/index.ts';
 import { authRoute } from '../../trpc/rest-meta.ts';
 import { activityOutput } from './activity.schemas.ts';
 import { listActivity } from './activity.service.ts';

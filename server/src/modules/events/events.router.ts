@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Context } from '../../trpc/context.ts';
 import { successOutput } from '../../lib/validation.ts';
 import { restRoute } from '../../trpc/rest-meta.ts';
-import { adminProcedure } from '../../trpc/procedures.ts';
+import { adminProcedure } from '../access/index.ts';
 import type { AuthContext } from '../sessions/index.ts';
 import * as s from './events.schemas.ts';
 import * as eventsAdmin from './events.service.ts';

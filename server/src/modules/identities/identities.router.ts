@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { successOutput } from '../../lib/validation.ts';
-import { authedProcedure, passwordConfirmingProcedure, publicProcedure } from '../../trpc/procedures.ts';
+import { publicProcedure } from '../../trpc/procedures.ts';
+import { authedProcedure, passwordConfirmingProcedure } from '../access/index.ts';
 import { authRoute } from '../../trpc/rest-meta.ts';
 import type { Context } from '../../trpc/context.ts';
 import { authenticate, signedIn } from '../sessions/index.ts';

@@ -1,4 +1,4 @@
-import { authedProcedure } from '../../trpc/procedures.ts';
+import { authedProcedure } from '../access/index.ts';
 import { authRoute } from '../../trpc/rest-meta.ts';
 import { rotateApiKeyInput, rotateApiKeyOutput } from './keys.schemas.ts';
 import { rotateApiKey } from './keys.service.ts';

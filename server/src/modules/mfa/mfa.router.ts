@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { authedProcedure, passwordConfirmingProcedure } from '../../trpc/procedures.ts';
+import { authedProcedure, passwordConfirmingProcedure } from '../access/index.ts';
 import { authRoute, ROUTE_ERRORS } from '../../trpc/rest-meta.ts';
 import { addPasskey, passkeyOptions, removePasskey } from './mfa.passkeys.ts';
 import {

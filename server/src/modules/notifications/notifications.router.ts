@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { noInput } from '../../lib/validation.ts';
-import { authedProcedure, router } from '../../trpc/procedures.ts';
+import { router } from '../../trpc/procedures.ts';
+import { authedProcedure } from '../access/index.ts';
 import { linkCodeOutput, notificationStatusOutput } from './notifications.schemas.ts';
 import * as notifications from './notifications.service.ts';
 

@@ -1,5 +1,6 @@
 import { messageOutput, successOutput } from '../../lib/validation.ts';
-import { passwordConfirmingProcedure, publicProcedure } from '../../trpc/procedures.ts';
+import { publicProcedure } from '../../trpc/procedures.ts';
+import { passwordConfirmingProcedure } from '../access/index.ts';
 import { authRoute, weakPassword } from '../../trpc/rest-meta.ts';
 import { changePassword } from './passwords.change.ts';
 import { forgotPassword, resetPassword } from './passwords.reset.ts';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { noInput, successOutput } from '../../lib/validation.ts';
-import { authedProcedure, publicProcedure } from '../../trpc/procedures.ts';
+import { publicProcedure } from '../../trpc/procedures.ts';
+import { authedProcedure } from '../access/index.ts';
 import { authRoute, setCookieHeader } from '../../trpc/rest-meta.ts';
 import { loginMfaInput, loginPasskeyInput, optionsOutput, passkeyLoginOptionsInput, passkeySignInOptions } from '../mfa/index.ts';
 import { CLEARED_SESSION_COOKIE_SHOWN, SESSION_COOKIE_SHOWN, signedIn, signedOut } from './sessions.cookies.ts';

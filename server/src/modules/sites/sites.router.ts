@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { authedProcedure, router } from '../../trpc/procedures.ts';
+import { router } from '../../trpc/procedures.ts';
+import { authedProcedure } from '../access/index.ts';
 import { successOutput } from '../../lib/validation.ts';
 import {
   createSiteInput,

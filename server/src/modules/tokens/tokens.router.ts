@@ -1,4 +1,4 @@
-import { authedProcedure } from '../../trpc/procedures.ts';
+import { authedProcedure } from '../access/index.ts';
 import { authRoute } from '../../trpc/rest-meta.ts';
 import { accessTokenInput, accessTokenOutput } from './tokens.schemas.ts';
 import { mintAccessToken } from './tokens.service.ts';
