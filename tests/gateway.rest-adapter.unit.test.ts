@@ -31,7 +31,7 @@ const router = t.router({
     .input(z.strictObject({ name: z.string().min(1), count: z.number() }))
     .mutation(({ input, ctx }) => {
       ctx.response.status = 201;
-      ctx.response.headers.push(['Set-Cookie', 'a=1; HttpOnly'], ['Set-Cookie', 'b=2; HttpOnly']);
+      ctx.response.signedIn = { token: 'session-1', maxAgeSeconds: 60, device: { token: 'device-1', maxAgeSeconds: 120 } };
       return { created: input.name, count: input.count };
     }),
   removeThing: t.procedure
@@ -79,7 +79,7 @@ async function startAdapter(createContext?: () => Context, options: { found?: bo
     createContext ??
     (() => {
       adapter.contexts++;
-      return { response: { headers: [] } } as unknown as Context;
+      return { response: {}, deps: { config: { publicUrl: 'http://127.0.0.1' } } } as unknown as Context;
     });
   const server: Server = createServer((req, res) => {
     const route = options.found ? handler.find(req.method!, req.url!.split('?')[0]) : undefined;
@@ -128,7 +128,12 @@ test('a mutation reads its JSON body, and answers with the status and headers th
   const answer = await call(adapter, 'POST', '/things', { json: { name: 'lamp', count: 2 } });
   assert.is(answer.status, 201);
   assert.equal(answer.body, { created: 'lamp', count: 2 });
-  assert.equal(answer.headers.getSetCookie(), ['a=1; HttpOnly', 'b=2; HttpOnly'], 'each header kept, none merged away');
+  const cookies = answer.headers.getSetCookie();
+  assert.equal(cookies.length, 2, 'the session and the device cookie, each its own header, none merged away');
+  assert.match(cookies[0], /^svc_token=session-1; .*HttpOnly/);
+  assert.match(cookies[0], /Max-Age=60\b/);
+  assert.match(cookies[1], /^svc_device=device-1; .*HttpOnly/);
+  assert.match(cookies[1], /Max-Age=120\b/);
 });
 
 test('a JSON body is not coerced: "2" is not a number there, and the answer names the field', async ({ adapter }) => {

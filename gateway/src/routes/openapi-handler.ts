@@ -21,6 +21,7 @@ import {
 } from 'trpc-to-openapi';
 import { ZodArray, type ZodType } from 'zod';
 import { AppError, toErrorResponse, UNKNOWN_FIELD, type Context, type Logger } from '../../../server/src/index.ts';
+import { takeSessionCookies } from '../session-cookies.ts';
 
 type Request = IncomingMessage & { body?: unknown };
 
@@ -159,7 +160,7 @@ export function createOpenApiHandler(options: OpenApiHandlerOptions) {
       const input = await readInput(req, url, inputPlan(route.procedure.procedure, req.method as OpenApiMethod), route.pathInput);
       const ctx = createContext();
       const data = await callProcedure(route.procedure, ctx, input);
-      send(res, ctx.response.status ?? 200, ctx.response.headers, data);
+      send(res, ctx.response.status ?? 200, takeSessionCookies(ctx.deps.config, ctx.response).map((cookie) => ['set-cookie', cookie]), data);
     } catch (error) {
       const { status, headers, body, log } = toErrorResponse(error);
       if (log && !(error instanceof TRPCError)) logger[log.level]({ err: error }, log.message);

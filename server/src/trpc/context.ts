@@ -4,8 +4,15 @@ import type { Credentials, RequestInfo } from '../lib/request.ts';
 
 export type { BrowserWrite, Credentials, RequestInfo } from '../lib/request.ts';
 
-/** What a procedure may ask the transport to add to its answer (cookies, a 201). */
-export type ResponseControl = { status?: number; headers: Array<[string, string]> };
+/** A session the answer hands over: its token, and the device token of a client new to the account, each with how long to keep it. */
+export type SessionHandover = { token: string; maxAgeSeconds: number; device?: { token: string; maxAgeSeconds: number } };
+
+/**
+ * What a procedure asks the transport to add to its answer: a status other than 200
+ * (register's 201), a session begun (`signedIn`) or ended (`signedOut`). The transport knows
+ * how a browser keeps them: the gateway sets or clears the cookies (gateway/src/session-cookies.ts).
+ */
+export type ResponseControl = { status?: number; signedIn?: SessionHandover; signedOut?: boolean };
 
 export type Context = {
   deps: Deps;
@@ -20,7 +27,7 @@ export function createContextInner(
   credentials: Credentials = {},
   request: RequestInfo = { ip: '127.0.0.1', requestId: 'internal' },
 ): Context {
-  return { deps, credentials, request, response: { headers: [] } };
+  return { deps, credentials, request, response: {} };
 }
 
 export const SESSION_COOKIE = 'svc_token';

@@ -3,6 +3,7 @@ import { TRPCError } from '@trpc/server';
 import type { Context as KoaContext, Next } from 'koa';
 import type { VNode } from 'preact';
 import { AppError, clearedCookieHeader, cookieHeader, createCaller, createContextInner, credentialsFromHeaders, hostCookieName, readCookie, SESSION_COOKIE, toErrorResponse, type BrowserWrite, type Context, type Deps, type Logger } from '../../../../server/src/index.ts';
+import { takeSessionCookies } from '../../session-cookies.ts';
 import { CSRF_FIELD, csrfToken, csrfTokenMatches, isVisitorId, newVisitorId, VISITOR_COOKIE } from './csrf.ts';
 import { ProblemPage, type Problem } from './problem.view.tsx';
 import { problemFor, refusedFormProblem } from './problems.ts';
@@ -81,10 +82,10 @@ export function createPageKit(deps: Deps) {
     return csrfToken(deps.formKey, page.visitorId, sessionCookie(ctx));
   }
 
-  /** The cookies (and other headers) the procedures asked for, once. */
+  /** The session cookies the procedures asked for, once. */
   function applyProcedureHeaders(ctx: KoaContext): void {
-    const headers = state(ctx).pageContext?.response.headers ?? [];
-    for (const [name, value] of headers.splice(0)) ctx.append(name, value);
+    const response = state(ctx).pageContext?.response;
+    for (const cookie of response ? takeSessionCookies(deps.config, response) : []) ctx.append('Set-Cookie', cookie);
   }
 
   function send(ctx: KoaContext, status: number, page: VNode): void {

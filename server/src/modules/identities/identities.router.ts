@@ -68,7 +68,7 @@ export const identityFlows = {
   start(ctx: Context, input: { provider: string; next: string | undefined; intent: 'login' | 'link'; ticket: string | undefined }) {
     return startSignIn(ctx.deps, input);
   },
-  /** GET /oauth/{name}/callback: how the provider's answer ended (signedIn's cookies already in the context's response). */
+  /** GET /oauth/{name}/callback: how the provider's answer ended (a sign-in's session handed to the transport, signedIn). */
   async finish(ctx: Context, callback: Callback): Promise<SignInOutcome> {
     const signedInAs = ctx.credentials.cookie === undefined ? undefined : await authenticate(ctx.deps, ctx.credentials);
     const outcome = await finishSignIn(ctx.deps, { ...callback, signedIn: signedInAs }, ctx.request, ctx.credentials);

@@ -9,7 +9,7 @@ export { authenticate } from './sessions.credentials.ts';
 export { sessionsTable } from './sessions.model.ts';
 export { perAccountClient, SESSION_RATE_RULES } from './sessions.limits.ts';
 export { sessionsRevokedByAdminNotice } from './sessions.mails.ts';
-export { signedIn } from './sessions.cookies.ts';
+export { signedIn } from './sessions.answers.ts';
 export { liveSessionsOf, revokeSessions, sessionSignIn, signOutEverywhere } from './sessions.service.ts';
 export { deviceOf, startSession, type LoginResult } from './sessions.issue.ts';
 export type { AuthContext, SecondStep, SessionSignIn } from './sessions.types.ts';

@@ -4,7 +4,7 @@ import { publicProcedure } from '../../trpc/procedures.ts';
 import { authedProcedure } from '../access/index.ts';
 import { authRoute, setCookieHeader } from '../../trpc/rest-meta.ts';
 import { loginMfaInput, loginPasskeyInput, optionsOutput, passkeyLoginOptionsInput, passkeySignInOptions } from '../mfa/index.ts';
-import { CLEARED_SESSION_COOKIE_SHOWN, SESSION_COOKIE_SHOWN, signedIn, signedOut } from './sessions.cookies.ts';
+import { CLEARED_SESSION_COOKIE_SHOWN, SESSION_COOKIE_SHOWN, signedIn, signedOut } from './sessions.answers.ts';
 import { loginInput, loginOutput, revokeAllSessionsInput, revokeAllSessionsOutput, sessionIdInput, sessionsOutput } from './sessions.schemas.ts';
 import { logout, listSessions, revokeAllSessions, revokeSession } from './sessions.service.ts';
 import { login, loginSecondStep, loginWithPasskey } from './sessions.login.ts';
