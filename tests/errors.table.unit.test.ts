@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
+import { TRPCError } from '@trpc/server';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { z } from 'zod';
@@ -103,6 +104,23 @@ test('an error that is no AppError is a 500 without detail, whatever it says', a
   assert.equal(log, { level: 'error', message: 'unexpected error' });
   const response = await fetch(`${url}/nowhere`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   assert.is(response.status, 404);
+});
+
+test('a failure is mapped once: every layer that asks again, through any tRPC wrapping, gets the answer already made', () => {
+  const failure = new AppError('RATE_LIMITED', undefined, { retryAfterSeconds: 7 });
+  const first = toErrorResponse(failure);
+  assert.is(first.status, 429);
+  assert.is(first.headers['retry-after'], '7');
+  assert.is(toErrorResponse(failure), first, 'the same error asked again');
+  // As tRPC wraps what a procedure throws, and as the procedure's settling wraps it once more.
+  const wrapped = new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: failure });
+  const settled = new TRPCError({ code: 'TOO_MANY_REQUESTS', message: first.body.message, cause: failure });
+  assert.is(toErrorResponse(wrapped), first);
+  assert.is(toErrorResponse(settled), first);
+  // A different failure of the same code is its own answer.
+  const other = toErrorResponse(new AppError('RATE_LIMITED', undefined, { retryAfterSeconds: 9 }));
+  assert.is.not(other, first);
+  assert.is(other.headers['retry-after'], '9');
 });
 
 test.run();

@@ -29,9 +29,23 @@ const DATABASE_RETRY_AFTER_SECONDS = 5;
  * through to its cause; an AppError says its own code; a Zod error is a validation failure;
  * PostgreSQL's refusals and outages, and body parsers' http-errors, have codes of their own;
  * everything else is our fault, a 500 without detail. It reads nothing but the error, so
- * every layer that asks about the same error gets the same answer.
+ * every layer that asks about the same error gets the same answer, and a failure is mapped
+ * once: the answer is kept with the error (and with the cause a TRPCError wraps), so the
+ * layers that ask again on its way out (the procedure's settling, tRPC's formatter and
+ * responseMeta) look it up.
  */
 export function toErrorResponse(error: unknown): ErrorResponse {
+  if (typeof error !== 'object' || error === null) return mapError(error);
+  const known = answered.get(error);
+  if (known) return known;
+  const response = mapError(error);
+  answered.set(error, response);
+  return response;
+}
+
+const answered = new WeakMap<object, ErrorResponse>();
+
+function mapError(error: unknown): ErrorResponse {
   if (error instanceof TRPCError) return fromTrpcError(error);
   if (error instanceof AppError) {
     return build(error.code, error.message, error.extra, error.code === 'INTERNAL_ERROR' ? FAULT : undefined);
