@@ -1,6 +1,6 @@
-// The paths a raw statement can take through Sequelize's pool, timed on the statement that
-// authenticates a session (sessions.repo.ts): what server/src/lib/sequelize.internals.ts
-// cites. `npx tsx scripts/query-paths.ts` on DATABASE_URL (a scratch database is made and
+// The paths a raw statement can take through Sequelize's pool, timed on a join of a session
+// and its account (a statement of the request path's size): what
+// server/src/lib/sequelize.internals.ts cites. `npx tsx scripts/query-paths.ts` on DATABASE_URL (a scratch database is made and
 // dropped); 7 rounds of 3,000 statements each, 4 at a time, medians in µs per statement.
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -10,7 +10,7 @@ import { createDatabase } from '../server/src/lib/db.ts';
 import { createLogger } from '../server/src/lib/logger.ts';
 import { migrate } from '../server/src/lib/migrator.ts';
 import { MIGRATIONS } from '../server/src/migrations/index.ts';
-import { ACCOUNT_COLUMNS } from '../server/src/modules/accounts/index.ts';
+import { ACCOUNT_COLUMNS } from '../server/src/modules/accounts/accounts.model.ts';
 import { createTestDatabase } from '../tests/helpers/database.ts';
 import { connectionOf, poolOf } from '../server/src/lib/sequelize.internals.ts';
 

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { decodeJwt } from 'jose';
 import pg from 'pg';
 import { AUTH_CACHE_APPLICATION_NAME, apiKeyCacheKey, sessionCacheKey } from '../server/src/modules/sessions/sessions.cache.ts';
-import { ACCOUNT_COLUMNS, type AccountRow } from '../server/src/modules/accounts/index.ts';
+import { ACCOUNT_COLUMNS, type AccountRow } from '../server/src/modules/accounts/accounts.model.ts';
 import { AUTH, assertError, bearer, login, me, registerAndVerify, type Account } from './helpers/auth.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';

@@ -16,12 +16,6 @@ export class EmbeddedDatabaseMissing extends Error {
 /** A named query becomes a prepared statement on each connection that runs it. */
 export type SqlQuery = { name?: string; text: string };
 
-/**
- * A piece of a statement with the values of its parameters, which start at a number the
- * statement gives: how a module's insert rides in another module's statement.
- */
-export type SqlPart = { sql: string; values: unknown[] };
-
 export interface Queryable {
   query<Row = Record<string, unknown>>(query: string | SqlQuery, values?: unknown[]): Promise<Row[]>;
 }

@@ -115,14 +115,16 @@ export async function lockAccountPassword(tx: Queryable, accountId: number): Pro
 }
 
 /**
- * A row while the account's password is still the one a sign-in checked, none otherwise,
- * the account's row then locked (FOR SHARE) until the statement that reads it commits: a
- * reset or change that writes a new password waits for it, and one that came first leaves
- * no row. A sign-in's session is written from this row (sessions.repo.ts), in the same
- * statement, so a session started on the old password is either never written or there for
- * the reset to revoke. `$account` and `$hash` are the statement's parameters.
+ * Whether the account's password is still the one a sign-in checked, its row then locked
+ * (FOR SHARE) until `tx` commits: a reset or change that writes a new password waits for it,
+ * and one that came first makes this false. A sign-in writes its session in the same
+ * transaction (sessions.issue.ts), so a session started on the old password is either never
+ * written or there for the reset to revoke.
  */
-export const passwordStillSql = (account: number, hash: number) => `SELECT 1 FROM accounts WHERE id = $${account} AND password_hash = $${hash} FOR SHARE`;
+export async function lockPasswordIfStill(tx: Queryable, accountId: number, hash: string): Promise<boolean> {
+  const rows = await tx.query({ name: 'account_password_still', text: 'SELECT 1 FROM accounts WHERE id = $1 AND password_hash = $2 FOR SHARE' }, [accountId, hash]);
+  return rows.length > 0;
+}
 
 /** The password goes and the address counts as verified (an identity provider trusted for e-mail proved it). */
 export async function clearPasswordAndVerify(tx: Queryable, accountId: number, now: Date): Promise<void> {

@@ -6,7 +6,7 @@
 export { claimUnverifiedAccount, createProviderAccount } from './accounts.from-provider.ts';
 export { emitAccountEvent } from './accounts.events.ts';
 export { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
-export { ACCOUNT_COLUMNS, accountCountsTable, accountsTable, adminEmailPromotionsTable, emailTokensTable, type AccountRow } from './accounts.model.ts';
+export { accountCountsTable, accountsTable, adminEmailPromotionsTable, emailTokensTable, type AccountRow } from './accounts.model.ts';
 export { toAccountSummary, toUser, userSchema, type User } from './accounts.user.ts';
 export {
   accountByApiKeyHash,
@@ -21,7 +21,7 @@ export {
   dropPreviousApiKeysUntil,
   lockAccount,
   lockAccountPassword,
-  passwordStillSql,
+  lockPasswordIfStill,
   lockAccounts,
   lockAdmins,
   lockAccountRowByEmail,

@@ -1,17 +1,12 @@
-import type { Queryable, SqlPart } from '../../lib/db.ts';
+import type { Queryable } from '../../lib/db.ts';
 import type { AuditEventRecord } from './activity.model.ts';
 
 // Every statement on audit_events (activity.model.ts).
 
 // Every sign-in writes one: a name, so each connection prepares it once.
-const INSERT = 'INSERT INTO audit_events (account_id, event, at, ip, user_agent, data)';
-const lineValues = (accountSql: string, first: number) => `${accountSql}, $${first}, $${first + 1}, $${first + 2}, $${first + 3}, $${first + 4}`;
-const insertInto = (accountSql: string, first = 2) => `${INSERT} VALUES (${lineValues(accountSql, first)})`;
-// The same insert, one line per row of `written`, a CTE of the statement it ends (eventInsertById).
-const insertIfWritten = (accountSql: string, first: number) => `${INSERT} SELECT ${lineValues(accountSql, first)} FROM written`;
-const INSERT_BY_ID = { name: 'audit_insert_by_id', text: insertInto('$1::int') };
-
-const INSERT_BY_ID_RETURNING = `${insertInto('$1::int')} RETURNING id`;
+const INSERT_SQL = 'INSERT INTO audit_events (account_id, event, at, ip, user_agent, data) VALUES ($1::int, $2, $3, $4, $5, $6)';
+const INSERT_BY_ID = { name: 'audit_insert_by_id', text: INSERT_SQL };
+const INSERT_BY_ID_RETURNING = `${INSERT_SQL} RETURNING id`;
 
 export type NewEvent = Pick<AuditEventRecord, 'event' | 'at' | 'ip' | 'user_agent' | 'data'>;
 
@@ -24,21 +19,6 @@ export async function insertEvent(db: Queryable, who: { accountId: number | null
 export async function insertEventReturningId(db: Queryable, accountId: number | null, event: NewEvent): Promise<string> {
   const [row] = await db.query<{ id: string }>(INSERT_BY_ID_RETURNING, [accountId, event.event, event.at, event.ip, event.user_agent, event.data]);
   return String(row.id);
-}
-
-/**
- * One event of an account by id, as the insert another module's statement ends with when it
- * writes its own row and its event in one (a new session's: sessions.repo.ts). One statement
- * commits both or neither, without a transaction's BEGIN and COMMIT round trips. With
- * `ifWritten`, the line is written only if the statement's CTE named `written` (its own
- * insert, RETURNING a row) has a row: when that insert wrote nothing, there is nothing to log.
- */
-export function eventInsertById(first: number, accountId: number, event: NewEvent, ifWritten = false): SqlPart {
-  const account = `$${first}::int`;
-  return {
-    sql: ifWritten ? insertIfWritten(account, first + 1) : insertInto(account, first + 1),
-    values: [accountId, event.event, event.at, event.ip, event.user_agent, event.data],
-  };
 }
 
 export type ActivityRow = Pick<AuditEventRecord, 'event' | 'at' | 'ip' | 'user_agent'>;

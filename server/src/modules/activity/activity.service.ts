@@ -1,9 +1,9 @@
 import type { RequestInfo } from '../../lib/request.ts';
-import type { Queryable, SqlPart } from '../../lib/db.ts';
+import type { Queryable } from '../../lib/db.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { inBatches } from '../../lib/batches.ts';
 import type { AuditEventRecord } from './activity.model.ts';
-import { deleteEventsBefore, eventInsertById, eventsAfter, insertEvent, insertEventReturningId, latestEvents, type EventFilter, type NewEvent } from './activity.repo.ts';
+import { deleteEventsBefore, eventsAfter, insertEvent, insertEventReturningId, latestEvents, type EventFilter, type NewEvent } from './activity.repo.ts';
 import type { AuditEvent, AuditLine } from './activity.schemas.ts';
 
 /** What is kept of a request's user agent: enough to recognise a browser, bounded. */
@@ -43,23 +43,6 @@ const eventOf = (clock: Clock, event: AuditEvent, request: RequestInfo, data: Re
   user_agent: userAgentOf(request),
   data: data ?? null,
 });
-
-/**
- * The same line of the activity log as `recordEvent`'s, for a statement of another module
- * that writes its row and this line in one, its values from `$first` on; with `ifWritten`,
- * only if that statement's CTE `written` wrote a row (eventInsertById).
- */
-export function eventInsert(
-  first: number,
-  clock: Clock,
-  event: AuditEvent,
-  accountId: number,
-  request: RequestInfo,
-  data?: Record<string, unknown>,
-  ifWritten = false,
-): SqlPart {
-  return eventInsertById(first, accountId, eventOf(clock, event, request, data), ifWritten);
-}
 
 const ACTIVITY_LIMIT = 100;
 

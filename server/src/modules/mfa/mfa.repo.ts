@@ -1,5 +1,5 @@
 import type { Clock } from '../../lib/clock.ts';
-import type { Queryable, SqlPart } from '../../lib/db.ts';
+import type { Queryable } from '../../lib/db.ts';
 import type { ChallengeKind, ChallengeRecord, PasskeyRecord, PendingLink, TotpRecord } from './mfa.model.ts';
 import { sealedColumn } from '../../lib/sealed-column.ts';
 
@@ -157,26 +157,8 @@ function challengeValues(clock: Clock, kind: ChallengeKind, hash: Buffer, accoun
   return [kind, hash, accountId, now, new Date(now.getTime() + ttlMs), via ?? null, pendingLink ? JSON.stringify(pendingLink) : null, attemptKey ?? null];
 }
 
-export async function insertChallenge(db: Queryable, clock: Clock, kind: ChallengeKind, hash: Buffer, accountId: number | null, ttlMs: number, via?: string): Promise<void> {
-  await db.query({ name: 'mfa_insert_challenge', text: INSERT_CHALLENGE_SQL }, challengeValues(clock, kind, hash, accountId, ttlMs, via));
-}
-
-/**
- * A challenge and its line in the activity log (the activity module's insert, given where
- * its values start), in one statement: both commit or neither, in one round trip where a
- * transaction took four. A sign-in's password step writes one when a second step follows.
- */
-export async function insertChallengeLogged(
-  db: Queryable,
-  clock: Clock,
-  challenge: { kind: ChallengeKind; hash: Buffer; accountId: number; ttlMs: number; via?: string; pendingLink?: PendingLink; attemptKey?: string },
-  logLine: (first: number) => SqlPart,
-): Promise<void> {
-  const logged = logLine(9); // $1 to $8 are the challenge's
-  await db.query(
-    { name: 'mfa_insert_challenge_logged', text: `WITH challenge AS (${INSERT_CHALLENGE_SQL}) ${logged.sql}` },
-    [...challengeValues(clock, challenge.kind, challenge.hash, challenge.accountId, challenge.ttlMs, challenge.via, challenge.pendingLink, challenge.attemptKey), ...logged.values],
-  );
+export async function insertChallenge(db: Queryable, clock: Clock, kind: ChallengeKind, hash: Buffer, accountId: number | null, ttlMs: number, via?: string, pendingLink?: PendingLink, attemptKey?: string): Promise<void> {
+  await db.query({ name: 'mfa_insert_challenge', text: INSERT_CHALLENGE_SQL }, challengeValues(clock, kind, hash, accountId, ttlMs, via, pendingLink, attemptKey));
 }
 
 const LIVE_CHALLENGE_SQL = `SELECT id, account_id, failures, via, pending_link, attempt_key FROM mfa_challenges

@@ -4,7 +4,7 @@ import { AppError } from '../../errors/errors.ts';
 import { refuseIfLimited } from '../../errors/rate-limited.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { rateLimitSubject } from '../../lib/rate-limiter.ts';
-import { eventInsert, recordEvent } from '../activity/index.ts';
+import { recordEvent } from '../activity/index.ts';
 import { perAccountClient, SESSION_RATE_RULES, type AuthContext } from '../sessions/index.ts';
 import { invalidProof, methodsOf, verifyProof, type Method, type Proof, type ProofAccount } from './mfa.proofs.ts';
 import type { PendingLink } from './mfa.model.ts';
@@ -102,9 +102,11 @@ export async function startSecondStep(deps: Deps, accountId: number, request: Re
   const methods = await methodsOf(deps.db, accountId);
   if (!methods.length) return undefined;
   const token = randomToken(32);
-  await repo.insertChallengeLogged(deps.db, deps.clock, { kind: 'mfa_token', hash: sha256(token), accountId, ttlMs: MFA_TOKEN_TTL_MS, ...first }, (at) =>
-    eventInsert(at, deps.clock, 'login.mfa_required', accountId, request),
-  );
+  // The token and its line in the activity log commit together.
+  await deps.db.transaction(async (tx) => {
+    await repo.insertChallenge(tx, deps.clock, 'mfa_token', sha256(token), accountId, MFA_TOKEN_TTL_MS, first.via, first.pendingLink, first.attemptKey);
+    await recordEvent(tx, deps.clock, 'login.mfa_required', { accountId }, request);
+  });
   return { mfa_token: token, methods };
 }
 

@@ -1,10 +1,10 @@
 import type { Credentials } from '../../lib/request.ts';
 import type { Deps } from '../../deps.ts';
 import { isUuid } from '../../lib/text.ts';
-import { accountByApiKeyHash, accountByPreviousApiKeyHash, type AccountRow } from '../accounts/index.ts';
+import { accountByApiKeyHash, accountById, accountByPreviousApiKeyHash, type AccountRow } from '../accounts/index.ts';
 import { apiKeyLookupHashes, apiKeyPlace } from '../keys/index.ts';
 import { apiKeyCacheKey, sessionCacheKey } from './sessions.cache.ts';
-import { accountOfLiveSession } from './sessions.repo.ts';
+import { liveSession } from './sessions.repo.ts';
 import type { AuthContext, CachedAuth, SessionSignIn } from './sessions.types.ts';
 
 const API_KEY_PATTERN = /^[0-9a-fA-F]{64}$/;
@@ -103,10 +103,12 @@ async function accountBySession(deps: Deps, sessionId: string, accountId: number
     return { account: cached.account, signIn: cached.signIn };
   }
   const epoch = authCache.epoch;
-  const row = await accountOfLiveSession(deps.db, sessionId, accountId, deps.clock.now());
-  if (!row) return undefined;
-  const { session_expires_at: validUntil, session_last_used_at: lastUsedAt, session_via: via, session_second_step: secondStep, ...account } = row;
+  const session = await liveSession(deps.db, sessionId, accountId, deps.clock.now());
+  if (!session) return undefined;
+  const { expires_at: validUntil, last_used_at: lastUsedAt, via, second_step: secondStep } = session;
   if (sessionIdle(deps, sessionId, lastUsedAt)) return undefined;
+  const account = await accountById(deps.db, accountId);
+  if (!account) return undefined;
   // Shared by every request the cache answers, as the account is.
   const signIn = Object.freeze({ via, secondStep });
   authCache.set(key, { account, validUntil, lastUsedAt, signIn }, epoch);

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Credentials, RequestInfo } from '../../lib/request.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
-import { toUser, type AccountRow, type User } from '../accounts/index.ts';
-import { eventInsert, userAgentOf } from '../activity/index.ts';
+import { lockPasswordIfStill, toUser, type AccountRow, type User } from '../accounts/index.ts';
+import { recordEvent, userAgentOf } from '../activity/index.ts';
 import { apiKeyPlace } from '../keys/index.ts';
 import { issueDeviceToken, readDeviceToken, type Device } from './sessions.devices.ts';
 import { insertSession } from './sessions.repo.ts';
@@ -54,9 +54,15 @@ export async function startSession(
     via,
     second_step: secondStep ?? null,
   };
-  const logLine = (first: number, ifWritten: boolean) =>
-    eventInsert(first, deps.clock, byProvider ? 'login.oauth' : 'login.succeeded', account.id, request, byProvider ? { provider: via } : undefined, ifWritten);
-  if (!(await insertSession(deps.db, session, logLine, checkedPassword))) throw new AppError('INVALID_CREDENTIALS');
+  // The session and its line in the activity log commit together, and only while the
+  // password checked is still the account's.
+  const started = await deps.db.transaction(async (tx) => {
+    if (checkedPassword !== undefined && !(await lockPasswordIfStill(tx, account.id, checkedPassword))) return false;
+    await insertSession(tx, session);
+    await recordEvent(tx, deps.clock, byProvider ? 'login.oauth' : 'login.succeeded', { accountId: account.id }, request, byProvider ? { provider: via } : undefined);
+    return true;
+  });
+  if (!started) throw new AppError('INVALID_CREDENTIALS');
   const user = toUser(account, deps.secretBox.open(account.api_key_sealed, apiKeyPlace(account.id)));
   deps.metrics.countLogin('succeeded');
   return { token, user, deviceToken: device ? undefined : issueDeviceToken(deps.deviceKeys, account.id) };
