@@ -61,8 +61,7 @@ const isFace = (file: string) => file === `${MODULES}${moduleOf(file)}/index.ts`
  * The composition roots reach behind a face, each for what a face cannot carry. router.ts
  * mounts each module's procedures (`<module>.router.ts`): every router builds on
  * the access module's face, which imports the sessions, accounts and mfa faces, so a face that re-exported
- * its procedures would close a cycle. deps.ts builds the sessions' cache and touch writer:
- * the sessions face names Deps. And the list of sealed columns deps.ts checks at start.
+ * its procedures would close a cycle. And the list of sealed columns deps.ts checks at start.
  */
 const BEHIND_FACES: Record<string, RegExp> = {
   'server/src/router.ts': /^server\/src\/modules\/([^/]+)\/\1\.router\.ts$/,
@@ -70,7 +69,6 @@ const BEHIND_FACES: Record<string, RegExp> = {
   // calls through the server's face: the service names Deps, as the sessions face does.
   'server/src/admin/admin.router.ts': /^server\/src\/modules\/events\/events\.router\.ts$/,
   'server/src/index.ts': /^server\/src\/modules\/events\/events\.service\.ts$/,
-  'server/src/deps.ts': /^server\/src\/modules\/sessions\/sessions\.(?:cache|touches)\.ts$/,
   // The sealed columns' owners, for the DATA_KEY check deps.ts runs at start: the sites and
   // channels faces name Deps. Their repos import nothing that does.
   'server/src/secrets/sealed-columns.ts': /^server\/src\/modules\/(accounts|sites|channels|mfa|events)\/\1\.repo\.ts$/,

@@ -2,7 +2,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decodeJwt } from 'jose';
 import pg from 'pg';
-import { AUTH_CACHE_APPLICATION_NAME, apiKeyCacheKey, sessionCacheKey } from '../server/src/modules/sessions/sessions.cache.ts';
+import { apiKeyCacheKey, authCacheOf, sessionCacheKey } from '../server/src/modules/sessions/sessions.cache.ts';
+import { ACCOUNT_NOTICES_APPLICATION_NAME } from '../server/src/lib/account-notices.ts';
 import { ACCOUNT_COLUMNS, type AccountRow } from '../server/src/modules/accounts/accounts.model.ts';
 import { AUTH, assertError, bearer, login, me, registerAndVerify, type Account } from './helpers/auth.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
@@ -17,9 +18,9 @@ const onServer = Boolean(process.env.DATABASE_URL);
 const test = suite<{ service: TestService; sql: pg.Client }>('REST auth cache: invalidated by NOTIFY, off when it cannot listen');
 
 const cachedByKey = (service: TestService, account: Account) =>
-  service.deps.authCache.get(apiKeyCacheKey(account.apiKey));
+  authCacheOf(service.deps).get(apiKeyCacheKey(account.apiKey));
 const cachedBySession = (service: TestService, token: string) =>
-  service.deps.authCache.get(sessionCacheKey(String(decodeJwt(token).sid)));
+  authCacheOf(service.deps).get(sessionCacheKey(String(decodeJwt(token).sid)));
 
 /** Asks /me until its answer came from the database and is now cached (a notice may void a fill). */
 async function primeKey(service: TestService, account: Account) {
@@ -58,7 +59,7 @@ test.before(async (context) => {
   if (!onServer) return;
   context.sql = new pg.Client({ connectionString: context.service.env.DATABASE_URL });
   await context.sql.connect();
-  await eventually('the cache listening', () => context.service.deps.authCache.enabled, 10_000);
+  await eventually('the cache listening', () => authCacheOf(context.service.deps).enabled, 10_000);
 });
 test.after(async ({ service, sql }) => {
   await sql?.end();
@@ -68,7 +69,7 @@ test.after(async ({ service, sql }) => {
 if (!onServer) {
   test('on the embedded database the cache stays off, and every answer comes from the database', async ({ service }) => {
     const account = await registerAndVerify(service, 'embedded@example.com');
-    assert.is(service.deps.authCache.enabled, false);
+    assert.is(authCacheOf(service.deps).enabled, false);
     assert.is((await me(service, bearer(account.apiKey))).status, 200);
     assert.is((await me(service, bearer(account.token))).status, 200);
     assert.is(cachedByKey(service, account), undefined);
@@ -126,12 +127,12 @@ if (!onServer) {
       const account = await registerAndVerify(uncached, 'uncached@example.com');
       assert.is((await me(uncached, bearer(account.apiKey))).status, 200);
       assert.is((await me(uncached, bearer(account.token))).status, 200);
-      assert.is(uncached.deps.authCache.enabled, false);
+      assert.is(authCacheOf(uncached.deps).enabled, false);
       assert.is(cachedByKey(uncached, account), undefined);
       await unnoticed(sql, "UPDATE accounts SET plan = 'team' WHERE id = $1", [account.user.id]);
       assert.is(await planOf(uncached, account), 'team');
       const { rows } = await sql.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()', [
-        AUTH_CACHE_APPLICATION_NAME,
+        ACCOUNT_NOTICES_APPLICATION_NAME,
       ]);
       assert.is(rows[0].n, 1, "only the first instance's listener");
     } finally {
@@ -142,7 +143,7 @@ if (!onServer) {
   test('two instances on one database: logout on one refuses the JWT on the other within a second', async ({ service }) => {
     const other = await startTestService({}, { joining: service });
     try {
-      await eventually('the second instance listening', () => other.deps.authCache.enabled, 10_000);
+      await eventually('the second instance listening', () => authCacheOf(other.deps).enabled, 10_000);
       const account = await registerAndVerify(service, 'two-instances@example.com');
       await primeSession(service, account.token);
       await primeSession(other, account.token);
@@ -158,17 +159,17 @@ if (!onServer) {
     await primeKey(service, account);
     const { rowCount } = await sql.query(
       'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()',
-      [AUTH_CACHE_APPLICATION_NAME],
+      [ACCOUNT_NOTICES_APPLICATION_NAME],
     );
     assert.is(rowCount, 1, 'one listener to terminate');
-    await eventually('the cache off', () => !service.deps.authCache.enabled, 1_000);
+    await eventually('the cache off', () => !authCacheOf(service.deps).enabled, 1_000);
     assert.is(cachedByKey(service, account), undefined);
 
     // Unheard while the connection is down, and still no stale answer.
     await unnoticed(sql, "UPDATE accounts SET plan = 'team' WHERE id = $1", [account.user.id]);
     assert.is(await planOf(service, account), 'team');
 
-    await eventually('the cache on again', () => service.deps.authCache.enabled, 10_000);
+    await eventually('the cache on again', () => authCacheOf(service.deps).enabled, 10_000);
     assert.ok(service.logs.text().includes('auth cache off'), 'the outage is logged');
     assert.is(await planOf(service, account), 'team');
     await primeKey(service, account);
@@ -178,7 +179,7 @@ if (!onServer) {
 
   test('a row read before a notice came in is not kept: it may predate the change', async ({ service, sql }) => {
     const account = await registerAndVerify(service, 'epoch@example.com');
-    const cache = service.deps.authCache;
+    const cache = authCacheOf(service.deps);
     const key = apiKeyCacheKey(account.apiKey);
     const epochBefore = cache.epoch;
     const [stale] = await service.deps.db.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.id = $1`, [account.user.id]);

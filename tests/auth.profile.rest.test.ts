@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import pg from 'pg';
 import { createGatehouseClient, TRPCClientError, type RouterInputs } from '../client/src/index.ts';
-import { apiKeyCacheKey } from '../server/src/modules/sessions/sessions.cache.ts';
+import { apiKeyCacheKey, authCacheOf } from '../server/src/modules/sessions/sessions.cache.ts';
 import { AUTH, assertError, bearer, issuePaths, me, registerAndVerify, type Account } from './helpers/auth.ts';
 import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
@@ -267,9 +267,9 @@ test('tRPC auth.updateProfile: the typed client changes the profile, and a stray
 // with a database server that can LISTEN.
 if (process.env.DATABASE_URL) {
   test('a cached /me never shows the old name: the change evicts the account here, before any notice', async ({ service }) => {
-    await eventually('the auth cache listening', () => service.deps.authCache.enabled, 10_000);
+    await eventually('the auth cache listening', () => authCacheOf(service.deps).enabled, 10_000);
     const account = await newAccount(service, 'profile.cache@example.com');
-    const cached = () => service.deps.authCache.get(apiKeyCacheKey(account.apiKey));
+    const cached = () => authCacheOf(service.deps).get(apiKeyCacheKey(account.apiKey));
     await eventually('/me by API key cached', async () => (await me(service, bearer(account.apiKey))).status === 200 && cached(), 2_000);
     assert.is(cached()!.account.name, 'Ada Lovelace');
 

@@ -2,7 +2,8 @@ import { decodeJwt, SignJWT } from 'jose';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { jwtKeyId } from '../server/src/lib/jwt.ts';
-import { sessionCacheKey } from '../server/src/modules/sessions/sessions.cache.ts';
+import { authCacheOf, sessionCacheKey } from '../server/src/modules/sessions/sessions.cache.ts';
+import { sessionTouchesOf } from '../server/src/modules/sessions/sessions.touches.ts';
 import { AUTH, assertError, bearer, login, me, registerAndVerify } from './helpers/auth.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
@@ -19,7 +20,7 @@ const test = suite<{ service: TestService }>('REST session policy: idle timeout,
 
 /** On PostgreSQL the /me cache must be listening, or a test of it would test the database. */
 async function started(service: TestService): Promise<TestService> {
-  if (onServer) await eventually('the auth cache listening', () => service.deps.authCache.enabled, 10_000);
+  if (onServer) await eventually('the auth cache listening', () => authCacheOf(service.deps).enabled, 10_000);
   return service;
 }
 
@@ -45,7 +46,7 @@ const listed = async (service: TestService, credential: string) =>
   (await request(service.url, 'GET', `${AUTH}/sessions`, { headers: bearer(credential) })).body.sessions.map((s: { id: string }) => s.id) as string[];
 const trpcMe = (service: TestService, token: string) => request(service.url, 'GET', '/trpc/auth.me', { headers: bearer(token) });
 const accountPage = (service: TestService, token: string) => request(service.url, 'GET', '/account', { headers: { cookie: `svc_token=${token}` } });
-const cachedSession = (service: TestService, token: string) => service.deps.authCache.get(sessionCacheKey(sessionIdOf(token)));
+const cachedSession = (service: TestService, token: string) => authCacheOf(service.deps).get(sessionCacheKey(sessionIdOf(token)));
 
 /** Asserts that `token` is refused everywhere sessions are authenticated: REST, tRPC and the pages. */
 async function assertRefused(service: TestService, token: string) {
@@ -76,8 +77,8 @@ test('a refused request does not revive its session: the use is noted only after
   const account = await registerAndVerify(service, 'idle.norevive@example.com');
   service.clock.advance(14 * DAY + SECOND);
   assertError(await me(service, bearer(account.token)), 401, 'UNAUTHORIZED');
-  assert.is(service.deps.sessionTouches.pending(sessionIdOf(account.token)), undefined);
-  await service.deps.sessionTouches.flush();
+  assert.is(sessionTouchesOf(service.deps).pending(sessionIdOf(account.token)), undefined);
+  await sessionTouchesOf(service.deps).flush();
   assertError(await me(service, bearer(account.token)), 401, 'UNAUTHORIZED');
 });
 
@@ -86,7 +87,7 @@ test('use moves the idle deadline: a busy session lives past 14 days, until JWT_
   const sid = sessionIdOf(account.token);
   service.clock.advance(10 * DAY);
   assert.is((await me(service, bearer(account.token))).status, 200, 'day 10');
-  await service.deps.sessionTouches.flush();
+  await sessionTouchesOf(service.deps).flush();
   service.clock.advance(10 * DAY);
   assert.is((await me(service, bearer(account.token))).status, 200, 'day 20: ten days after a use that was written');
   service.clock.advance(9 * DAY);
@@ -104,7 +105,7 @@ test('a cached session whose use was written since it was cached is asked of the
   service.clock.advance(14 * DAY - 10 * SECOND);
   assert.is((await me(service, bearer(account.token))).status, 200);
   if (onServer) await eventually('the session cached', async () => (await me(service, bearer(account.token))).status === 200 && cachedSession(service, account.token), 1_000);
-  await service.deps.sessionTouches.flush();
+  await sessionTouchesOf(service.deps).flush();
   const [row] = await service.deps.db.query<{ last_used_at: Date }>('SELECT last_used_at FROM sessions WHERE id = $1', [sessionIdOf(account.token)]);
   assert.is(row.last_used_at.toISOString(), service.clock.now().toISOString(), 'the use is written');
   service.clock.advance(20 * SECOND);

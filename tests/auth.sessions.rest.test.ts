@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import { AUTH, assertError, bearer, issuePaths, login, me, registerAndVerify, requestFrom, type Account } from './helpers/auth.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
+import { sessionTouchesOf } from '../server/src/modules/sessions/sessions.touches.ts';
 
 // GET /sessions, DELETE /sessions/{id}, POST /sessions/revoke-all (docs/API.md, Account lifecycle), and
 // how a session's last use is recorded: never by the request that uses it.
@@ -133,17 +134,17 @@ test('/me writes nothing itself: a session\'s use is noted and written off the r
   assert.is((await me(service, bearer(account.token))).status, 200);
   assert.is(await lastUsed(), loggedInAt, 'not written by the request');
   assert.is((await list(service, account.apiKey)).body.sessions[0].last_used_at, usedAt, 'but listed at once');
-  await service.deps.sessionTouches.flush();
+  await sessionTouchesOf(service.deps).flush();
   assert.is(await lastUsed(), usedAt, 'written by the flush');
 
   service.clock.advance(30_000);
   await me(service, bearer(account.token));
-  await service.deps.sessionTouches.flush();
+  await sessionTouchesOf(service.deps).flush();
   assert.is(await lastUsed(), usedAt, 'half a minute later: not written again');
 
   service.clock.advance(30_000);
   await me(service, bearer(account.token));
-  await service.deps.sessionTouches.flush();
+  await sessionTouchesOf(service.deps).flush();
   assert.is(await lastUsed(), service.clock.now().toISOString(), 'a minute later: written');
 });
 
@@ -172,7 +173,7 @@ if (onServer) {
     try {
       service.clock.advance(2 * MINUTE);
       await me(service, bearer(account.token));
-      await service.deps.sessionTouches.flush();
+      await sessionTouchesOf(service.deps).flush();
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(notices, [], 'the last_used_at write is silent');
       await revoke(service, account.token, sessionIdOf(account.token));

@@ -18,6 +18,7 @@ import { EMBEDDED_TEMPLATE, createTestDatabase, ensureEmbeddedTemplate } from '.
 import { startTestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 import { callerFor } from './helpers/webhook-fixtures.ts';
+import { authCacheOf } from '../server/src/modules/sessions/sessions.cache.ts';
 
 // Security review findings 10 and 11 (stored data), and the pure pieces the attacks rely on.
 
@@ -58,9 +59,9 @@ test('a ciphertext copied into another column or row of the database does not op
     // sites.create put Alice's session in the /me cache; the notice of each UPDATE evicts it,
     // but it arrives on the LISTEN connection a moment after the commit, so wait for it.
     const storeAlicesKey = async (sealed: string) => {
-      const epochBefore = service.deps.authCache.epoch;
+      const epochBefore = authCacheOf(service.deps).epoch;
       await service.deps.db.query('UPDATE accounts SET api_key_sealed = $2 WHERE id = $1', [alice.user.id, sealed]);
-      if (service.deps.authCache.enabled) await eventually('the change noticed', () => service.deps.authCache.epoch !== epochBefore, 5_000);
+      if (authCacheOf(service.deps).enabled) await eventually('the change noticed', () => authCacheOf(service.deps).epoch !== epochBefore, 5_000);
     };
     for (const copied of [site.secret_sealed, bobs.api_key_sealed]) {
       await storeAlicesKey(copied);

@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { data, trpcOver } from './helpers/trpc-http.ts';
 import { eventually } from './helpers/wait.ts';
+import { authCacheOf } from '../server/src/modules/sessions/sessions.cache.ts';
 import {
   createAccount,
   post,
@@ -31,7 +32,7 @@ test.before(async (context) => {
   context.alice = await createAccount(context.service, 'alice');
   context.bob = await createAccount(context.service, 'bob');
   // The other instance (below) only sees changes it is told of once its listener is up.
-  if (onServer) await eventually('the cache listening', () => context.service.deps.authCache.enabled, 10_000);
+  if (onServer) await eventually('the cache listening', () => authCacheOf(context.service.deps).enabled, 10_000);
 });
 test.after(async ({ service }) => {
   await service?.close();
@@ -222,7 +223,7 @@ if (onServer) {
   test('another instance that had the old secret cached refuses it as soon as the change is committed', async ({ service, alice }) => {
     const other = await startTestService({}, { joining: service });
     try {
-      await eventually('the other instance listening', () => other.deps.authCache.enabled, 10_000);
+      await eventually('the other instance listening', () => authCacheOf(other.deps).enabled, 10_000);
       const [before, after] = [whsec(), whsec()];
       const siteKey = await createSite(service, alice, before);
       assert.is((await payment(other, siteKey, before)).status, 200, 'the other instance now holds the old secret');

@@ -6,6 +6,7 @@ import { startTestService, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 import { processInboxEntries } from '../server/src/webhooks/inbox/processor.ts';
 import { callerFor, createAccount, keptNotDispatched, post, telegramHeaders, telegramUpdate, withEventEndpoint, type Caller, type TestAccount } from './helpers/webhook-fixtures.ts';
+import { authCacheOf } from '../server/src/modules/sessions/sessions.cache.ts';
 
 // Telegram deliveries: the operator bot (POST /messengerone/webhook) links chats to accounts,
 // visitor bots (POST /messengerone/bot/{channelId}) bring messages that are stored and
@@ -106,7 +107,7 @@ test('a chat\'s older /start or /stop never undoes a newer one: out of order, or
   // An operator replays the /stop: applied again, it is older than the /start after it.
   const admin = await createAccount(service, 'admin');
   await service.deps.db.query("UPDATE accounts SET role = 'admin' WHERE id = $1", [admin.id]);
-  service.deps.authCache.evictAccount(admin.id);
+  authCacheOf(service.deps).evictAccount(admin.id);
   await callerFor(service, admin).admin.replayDelivery({ id: await inboxId(stop) });
   await eventually('the replayed /stop applied', async () => (await stateOf(stop)).state === 'ignored', 10_000);
   assert.match((await stateOf(stop)).reason ?? '', 'a newer /start or /stop of this chat was applied already');

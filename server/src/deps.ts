@@ -14,13 +14,11 @@ import { createRateLimiter, type RateLimiter } from './lib/rate-limiter.ts';
 import { createSystemResolver, type Resolver } from './lib/resolver.ts';
 import { createSignal, type Signal } from './lib/signal.ts';
 import { QUEUE_POLICIES } from './jobs.ts';
-import { createPgListener } from './lib/pg-listener.ts';
 import { migrate } from './migrations/index.ts';
 import { checkDataKeys } from './secrets/data-key-check.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { createGroupedTtlCache, type GroupedTtlCache } from './lib/ttl-cache.ts';
-import { AUTH_CACHE_APPLICATION_NAME, AUTH_CHANNEL, accountIdOfNotice, createAuthCache, type AuthCache } from './modules/sessions/sessions.cache.ts';
-import { createSessionTouches, type SessionTouches } from './modules/sessions/sessions.touches.ts';
+import { accountIdOfNotice, createAccountNotices, type AccountNotices } from './lib/account-notices.ts';
 
 export type Deps = {
   config: Config;
@@ -41,10 +39,16 @@ export type Deps = {
   /** Signs the CSRF tokens of the pages' forms (gateway/src/pages); short-lived, so the first DATA_KEY's only. */
   formKey: Buffer;
   queue: PgBoss;
-  /** Accounts and sessions recently authenticated; kept honest by NOTIFY (sessions.cache.ts). */
-  authCache: AuthCache;
-  /** Session use, noted on requests and written off their path (sessions.touches.ts). */
-  sessionTouches: SessionTouches;
+  /**
+   * Changes to accounts' auth rows that other connections committed (LISTEN), for the copies
+   * a process keeps: the sessions module's /me cache (sessions.cache.ts) and webhookSecrets.
+   */
+  accountNotices: AccountNotices;
+  /**
+   * What a module that keeps state of its own for these deps (the sessions' touch writer) must
+   * finish on close: run first, while the database is still open.
+   */
+  onClose(finish: () => Promise<void>): void;
   /**
    * Decrypted site and channel webhook secrets, by account, so a burst of deliveries costs one
    * lookup: a change to the account (its deletion) evicts them here and, by NOTIFY, everywhere.
@@ -98,36 +102,20 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
     const passwords = await createPasswordHasher({ concurrency: Math.max(1, availableParallelism() - 1), cost: overrides.passwordCost });
     const jwt = await createJwtSigner({ secrets: config.jwtSecrets, issuer: config.publicUrl, audience: config.publicUrl, ttlSeconds: config.jwtTtlSeconds, clock });
     const accessTokens = await createAccessTokenSigner({ keys: config.accessTokens.keys, issuer: config.publicUrl, ttlSeconds: config.accessTokens.ttlSeconds, clock });
-    const authCache = createAuthCache({ clock });
+    // Off on the embedded database and with AUTH_CACHE=off: without a listener it is never up.
+    const accountNotices = createAccountNotices({ databaseUrl: db.embedded ? undefined : config.databaseUrl, enabled: config.authCache && (overrides.authCache ?? true), logger });
     const webhookSecrets = createGroupedTtlCache<WebhookSecret>({ clock, ttlMs: 60_000, maxEntries: 10_000, groupOf: (entry) => entry.accountId });
-    const onAccountNotice = (payload: string) => {
-      authCache.notified(payload);
-      const accountId = accountIdOfNotice(payload);
-      if (accountId === undefined) webhookSecrets.clear();
-      else webhookSecrets.evictGroup(accountId);
-    };
-    // Off on the embedded database and with AUTH_CACHE=off: without a listener it never turns on.
-    const listener =
-      config.authCache && (overrides.authCache ?? true) && !db.embedded && config.databaseUrl
-        ? createPgListener({
-            databaseUrl: config.databaseUrl,
-            channel: AUTH_CHANNEL,
-            applicationName: AUTH_CACHE_APPLICATION_NAME,
-            label: 'auth cache',
-            logger,
-            // Notices missed while the connection was down may have named changed secrets.
-            onListening: () => {
-              webhookSecrets.clear();
-              authCache.listening();
-            },
-            onLost: () => {
-              authCache.lost();
-              webhookSecrets.clear();
-            },
-            onNotification: onAccountNotice,
-          })
-        : undefined;
-    const sessionTouches = createSessionTouches({ db, clock, logger });
+    // Notices missed while the connection was down may have named changed secrets.
+    accountNotices.subscribe({
+      listening: () => webhookSecrets.clear(),
+      lost: () => webhookSecrets.clear(),
+      notified: (payload) => {
+        const accountId = accountIdOfNotice(payload);
+        if (accountId === undefined) webhookSecrets.clear();
+        else webhookSecrets.evictGroup(accountId);
+      },
+    });
+    const closing: Array<() => Promise<void>> = [];
     return {
       config,
       logger,
@@ -143,16 +131,16 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
       deviceKeys: config.dataKeys.map((key) => deriveKey(key, 'device-cookie')),
       formKey: deriveKey(config.dataKeys[0], 'page-forms'),
       queue,
-      authCache,
-      sessionTouches,
+      accountNotices,
+      onClose: (finish) => void closing.push(finish),
       oauthClients: createOAuthClients(config.oauthProviders, logger),
       webhookSecrets,
       metrics,
       inboxKept: createSignal(),
       resolver: overrides.resolver ?? createSystemResolver(),
       async close() {
-        await listener?.close();
-        await sessionTouches.stop();
+        await accountNotices.close();
+        for (const finish of closing.splice(0)) await finish();
         await queue.stop({ graceful: true, wait: true, timeout: 10_000 }).catch((error) => logger.warn({ err: error }, 'queue stop failed'));
         await mailer.close();
         await passwords.close();

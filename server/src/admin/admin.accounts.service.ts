@@ -17,7 +17,7 @@ import {
 import { listActivity } from '../modules/activity/index.ts';
 import { identitiesOf } from '../modules/identities/index.ts';
 import { accountsWithSecondFactor, hasSecondFactor } from '../modules/mfa/index.ts';
-import { liveSessionsOf } from '../modules/sessions/index.ts';
+import { forgetCachedAccount, liveSessionsOf } from '../modules/sessions/index.ts';
 import type { Actor } from '../lib/request.ts';
 import { audit } from './admin.record.ts';
 import type { Role, SearchAccountsInput } from './admin.schemas.ts';
@@ -103,7 +103,7 @@ export async function setRole(deps: Deps, actor: Actor, target: AccountTarget, r
     return { id: account.id, changed: true };
   });
   // This instance at once; the others when the change's notice reaches them.
-  if (changed) deps.authCache.evictAccount(id);
+  if (changed) forgetCachedAccount(deps, id);
   return { success: true as const, account: await shown(deps, (await accountById(deps.db, id))!), changed };
 }
 

@@ -7,7 +7,7 @@ import { isUuid } from '../lib/text.ts';
 import { accountRowByEmail, toAccountSummary } from '../modules/accounts/index.ts';
 import { recordEvent } from '../modules/activity/index.ts';
 import { emitSecurityChange } from '../modules/events/index.ts';
-import { sessionsRevokedByAdminNotice, signOutEverywhere } from '../modules/sessions/index.ts';
+import { forgetCachedAccount, sessionsRevokedByAdminNotice, signOutEverywhere } from '../modules/sessions/index.ts';
 import { factorNotice, hasSecondFactor, removeAllFactors } from '../modules/mfa/index.ts';
 import { reencryptSecrets as reencrypt, type ReencryptProgress, type ReencryptReport } from '../secrets/reencrypt.ts';
 import * as inbox from '../webhooks/inbox/repo.ts';
@@ -177,7 +177,7 @@ export async function revokeAccountSessions(deps: Deps, actor: Actor, target: Ac
     await audit(deps, tx, actor, 'admin.sessions_revoked', { account: account.id, revoked: count });
     return { owner: account, revoked: count };
   });
-  deps.authCache.evictAccount(owner.id);
+  forgetCachedAccount(deps, owner.id);
   deps.mailer.sendInBackground(sessionsRevokedByAdminNotice(owner.email, owner.name, `${deps.config.publicUrl}/login`));
   return { success: true as const, account: { id: owner.id, email: owner.email }, revoked };
 }

@@ -7,6 +7,7 @@ import { confirmPassword } from '../passwords/index.ts';
 import type { AuthContext } from '../sessions/index.ts';
 import { accountDeletedNotice } from './accounts.mails.ts';
 import { deleteAccountRow } from './accounts.repo.ts';
+import { forgetCachedAccount } from '../sessions/index.ts';
 
 /**
  * Needs the password. One transaction removes the account and, by the schema's cascades, its
@@ -24,7 +25,7 @@ export async function deleteAccount(deps: Deps, auth: AuthContext, input: { pass
     await deleteAccountRow(tx, account.id);
     await emitEvent(tx, deps.clock, { type: 'account.deleted', data: { account_id: account.id } });
   });
-  deps.authCache.evictAccount(account.id);
+  forgetCachedAccount(deps, account.id);
   // Its sites and channels are gone: their webhooks are a 404 from now on, here at once.
   deps.webhookSecrets.evictGroup(account.id);
   deps.mailer.sendInBackground(accountDeletedNotice(account.email, account.name));

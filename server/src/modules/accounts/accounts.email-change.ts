@@ -13,6 +13,7 @@ import { ACCOUNT_RATE_RULES } from './accounts.limits.ts';
 import { emailChangedNotice, emailChangeMail, emailChangeRequestedNotice, emailTakenNotice } from './accounts.mails.ts';
 import { accountByEmail, emailIsTaken, lockAccount, setEmail } from './accounts.repo.ts';
 import { issueToken, pendingEmailChange, TAKEOVER_LINKS, useToken, voidTokens } from './accounts.tokens.ts';
+import { forgetCachedAccount } from '../sessions/index.ts';
 
 const REQUESTED_MESSAGE = 'Check the new address: we sent it a link to confirm the change. Until then your address stays as it is.';
 
@@ -73,7 +74,7 @@ export async function confirmEmailChange(deps: Deps, token: string, request: Req
     throw error;
   });
   if (changed === undefined) throw new AppError('INVALID_TOKEN');
-  deps.authCache.evictAccount(changed.accountId);
+  forgetCachedAccount(deps, changed.accountId);
   if (changed.promoted) promotionLogged(deps, changed.accountId);
   deps.mailer.sendInBackground(changed.notice);
   return { success: true as const, message: 'Your new e-mail address is confirmed: use it to log in from now on.' };

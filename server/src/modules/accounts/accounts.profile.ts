@@ -8,6 +8,7 @@ import type { AuthContext } from '../sessions/index.ts';
 import { toAccountSummary, toUser, type User } from './accounts.user.ts';
 import { lockAccountRow, setProfile } from './accounts.repo.ts';
 import type { UpdateProfileInput } from './accounts.schemas.ts';
+import { forgetCachedAccount } from '../sessions/index.ts';
 
 const PROFILE_FIELDS = ['name', 'company'] as const;
 export type ProfileField = (typeof PROFILE_FIELDS)[number];
@@ -33,6 +34,6 @@ export async function updateProfile(deps: Deps, auth: AuthContext, input: Update
   });
   // Every instance hears of the change on commit (migration 0003); this one must not wait for
   // that notice, or the caller's next /me could still read the old name from its cache.
-  if (changed.length) deps.authCache.evictAccount(account.id);
+  if (changed.length) forgetCachedAccount(deps, account.id);
   return { user: toUser(account, auth.apiKey), changed };
 }

@@ -16,6 +16,7 @@ import * as repo from './accounts.repo.ts';
 import type { RegisterInput } from './accounts.schemas.ts';
 import { issueToken, useToken, voidTokens } from './accounts.tokens.ts';
 import { verificationMailFor, verifyUrl } from './accounts.verification.ts';
+import { forgetCachedAccount } from '../sessions/index.ts';
 
 const REGISTERED_MESSAGE = 'Check your inbox: we sent a link to confirm your e-mail address.';
 const RESENT_MESSAGE = 'If an unverified account uses this address, a new confirmation link is on its way.';
@@ -91,7 +92,7 @@ export async function verifyEmail(deps: Deps, token: string, request: RequestInf
   if (!verified) throw new AppError('INVALID_TOKEN');
   if (verified.promoted !== undefined) {
     // This instance at once (its API key may have been looked up before); the others by the row's notice.
-    deps.authCache.evictAccount(verified.promoted);
+    forgetCachedAccount(deps, verified.promoted);
     promotionLogged(deps, verified.promoted);
   }
   return { success: true as const, message: 'Your e-mail address is confirmed. You can log in now.' };

@@ -9,7 +9,7 @@ import { accountById, claimUnverifiedAccount, createProviderAccount, emitAccount
 import { recordEvent } from '../activity/index.ts';
 import { apiKeyHash, apiKeyPlace } from '../keys/index.ts';
 import { hasSecondFactor } from '../mfa/index.ts';
-import { revokeSessions } from '../sessions/index.ts';
+import { forgetCachedAccount, revokeSessions } from '../sessions/index.ts';
 import type { ProviderPerson } from './identities.profile.ts';
 import { linkIdentity, type IdentityToLink } from './identities.link.ts';
 import { identityBySubject, identityOfAccount } from './identities.repo.ts';
@@ -92,6 +92,6 @@ export async function accountForSignIn(context: Context): Promise<Choice> {
     return { choice: { account: { ...existing, email_verified: true } }, notice: 'notice' in linked ? linked.notice : undefined };
   });
   if (outcome.notice) deps.mailer.sendInBackground(outcome.notice);
-  if ('account' in outcome.choice) deps.authCache.evictAccount(outcome.choice.account.id);
+  if ('account' in outcome.choice) forgetCachedAccount(deps, outcome.choice.account.id);
   return outcome.choice;
 }

@@ -9,6 +9,7 @@ import { requireStepUp, type Proof } from '../mfa/index.ts';
 import type { AuthContext } from '../sessions/index.ts';
 import { apiKeyRotatedNotice } from './keys.mails.ts';
 import { apiKeyHash, apiKeyPlace } from './keys.storage.ts';
+import { forgetCachedAccount } from '../sessions/index.ts';
 
 /**
  * A new API key, returned once here and by login and /me from now on. With a grace window
@@ -30,7 +31,7 @@ export async function rotateApiKey(deps: Deps, auth: AuthContext, input: { grace
     await recordEvent(tx, deps.clock, 'api_key.rotated', { accountId: auth.account.id }, request, { grace_seconds: graceSeconds });
     await emitSecurityChange(tx, deps.clock, auth.account.id, 'api_key');
   });
-  deps.authCache.evictAccount(auth.account.id);
+  forgetCachedAccount(deps, auth.account.id);
   deps.mailer.sendInBackground(apiKeyRotatedNotice(auth.account.email, auth.account.name, previousUntil));
   return { success: true as const, api_key: apiKey };
 }

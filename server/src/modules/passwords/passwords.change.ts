@@ -4,7 +4,7 @@ import { setPasswordHash, TAKEOVER_LINKS, voidTokens } from '../accounts/index.t
 import { recordEvent } from '../activity/index.ts';
 import { emitSecurityChange } from '../events/index.ts';
 import { endStepUp, requireStepUp, type Proof } from '../mfa/index.ts';
-import { revokeSessions, type AuthContext } from '../sessions/index.ts';
+import { type AuthContext, forgetCachedAccount, revokeSessions } from '../sessions/index.ts';
 import { confirmPassword } from './passwords.check.ts';
 import { passwordChangedNotice } from './passwords.mails.ts';
 import { checkNewPassword } from './passwords.policy.ts';
@@ -30,7 +30,7 @@ export async function changePassword(deps: Deps, auth: AuthContext, input: { cur
     await recordEvent(tx, deps.clock, 'password.changed', { accountId: auth.account.id }, request);
     await emitSecurityChange(tx, deps.clock, auth.account.id, 'password');
   });
-  deps.authCache.evictAccount(auth.account.id);
+  forgetCachedAccount(deps, auth.account.id);
   deps.mailer.sendInBackground(passwordChangedNotice(auth.account.email, auth.account.name, `${deps.config.publicUrl}/account`));
   return { success: true as const };
 }

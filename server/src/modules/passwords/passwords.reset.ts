@@ -18,7 +18,7 @@ import {
 } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
 import { emitSecurityChange } from '../events/index.ts';
-import { revokeSessions, SESSION_RATE_RULES } from '../sessions/index.ts';
+import { forgetCachedAccount, revokeSessions, SESSION_RATE_RULES } from '../sessions/index.ts';
 import { PASSWORD_RATE_RULES } from './passwords.limits.ts';
 import { passwordResetNotice, resetMail } from './passwords.mails.ts';
 import { checkNewPassword } from './passwords.policy.ts';
@@ -83,7 +83,7 @@ export async function resetPassword(deps: Deps, token: string, password: string,
   });
   if (!account) throw new AppError('INVALID_TOKEN');
   await deps.rateLimiter.clear({ rule: SESSION_RATE_RULES.failedLoginsPerAccount, key: account.email });
-  deps.authCache.evictAccount(account.id);
+  forgetCachedAccount(deps, account.id);
   deps.mailer.sendInBackground(passwordResetNotice(account.email, account.name, `${deps.config.publicUrl}/account`));
   return { success: true as const, message: 'Your password is changed, and every session was signed out. You can log in now.' };
 }

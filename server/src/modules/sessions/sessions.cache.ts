@@ -1,14 +1,11 @@
 import { hash, randomBytes } from 'node:crypto';
+import type { Deps } from '../../deps.ts';
+import { accountIdOfNotice, type NoticeListener } from '../../lib/account-notices.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { createGroupedTtlCache } from '../../lib/ttl-cache.ts';
 import type { CachedAuth } from './sessions.types.ts';
 
-/** The channel migration 0003 notifies with the id of every account whose auth rows changed. */
-export const AUTH_CHANNEL = 'gatehouse_auth';
-/** What the LISTEN connection calls itself in pg_stat_activity. */
-export const AUTH_CACHE_APPLICATION_NAME = 'gatehouse-auth-cache';
-
-export interface AuthCache {
+export interface AuthCache extends NoticeListener {
   /** True only while the LISTEN connection is up: without it, changes would go unseen. */
   readonly enabled: boolean;
   /**
@@ -19,10 +16,6 @@ export interface AuthCache {
   get(key: string): CachedAuth | undefined;
   set(key: string, value: CachedAuth, epochBefore: number): void;
   evictAccount(accountId: number): void;
-  /** For the LISTEN connection (deps.ts): it is up, it is gone, an account changed. */
-  listening(): void;
-  lost(): void;
-  notified(payload: string): void;
 }
 
 /**
@@ -35,10 +28,26 @@ const KEY_SALT = randomBytes(16).toString('hex');
 export const apiKeyCacheKey = (apiKey: string) => `key:${hash('sha256', KEY_SALT + apiKey.toLowerCase(), 'base64')}`;
 export const sessionCacheKey = (sessionId: string) => `session:${sessionId.toLowerCase()}`;
 
-/** The account a notice on AUTH_CHANNEL names; undefined for anything else ('*' after a TRUNCATE): forget everything. */
-export function accountIdOfNotice(payload: string): number | undefined {
-  const accountId = Number(payload);
-  return /^[1-9][0-9]*$/.test(payload) && Number.isSafeInteger(accountId) ? accountId : undefined;
+const caches = new WeakMap<Deps, AuthCache>();
+
+/**
+ * This process's /me cache for these deps, made on first use and told of changes by the
+ * deps' account notices (lib/account-notices.ts): the sessions module keeps it, deps.ts only
+ * brings the LISTEN connection.
+ */
+export function authCacheOf(deps: Deps): AuthCache {
+  let cache = caches.get(deps);
+  if (!cache) {
+    cache = createAuthCache({ clock: deps.clock });
+    caches.set(deps, cache);
+    deps.accountNotices.subscribe(cache);
+  }
+  return cache;
+}
+
+/** An account changed here: its entries go at once (other instances hear of it by NOTIFY). */
+export function forgetCachedAccount(deps: Deps, accountId: number): void {
+  authCacheOf(deps).evictAccount(accountId);
 }
 
 /**
@@ -46,11 +55,11 @@ export function accountIdOfNotice(payload: string): number | undefined {
  * round trip. Correct without a TTL: every change to `accounts` or `sessions` is notified on
  * commit (migration 0003) and evicts that account's entries, and while the notifications
  * cannot be heard the cache is off and empty, so it never serves what it was not told about.
- * The TTL is only a safety net. deps.ts wires the LISTEN connection to it; it stays off on
+ * The TTL is only a safety net. The deps' account notices tell it; it stays off on
  * the embedded database (one process, one connection: the round trip it saves is in-process
  * anyway) and with AUTH_CACHE=off.
  */
-export function createAuthCache(options: { clock: Clock; ttlMs?: number; maxEntries?: number }): AuthCache {
+function createAuthCache(options: { clock: Clock; ttlMs?: number; maxEntries?: number }): AuthCache {
   const entries = createGroupedTtlCache<CachedAuth>({
     clock: options.clock,
     ttlMs: options.ttlMs ?? 60_000,

@@ -3,7 +3,8 @@ import type { Deps } from '../../deps.ts';
 import { isUuid } from '../../lib/text.ts';
 import { accountByApiKeyHash, accountById, accountByPreviousApiKeyHash, type AccountRow } from '../accounts/index.ts';
 import { apiKeyLookupHashes, apiKeyPlace } from '../keys/index.ts';
-import { apiKeyCacheKey, sessionCacheKey } from './sessions.cache.ts';
+import { apiKeyCacheKey, authCacheOf, sessionCacheKey } from './sessions.cache.ts';
+import { sessionTouchesOf } from './sessions.touches.ts';
 import { liveSession } from './sessions.repo.ts';
 import type { AuthContext, CachedAuth, SessionSignIn } from './sessions.types.ts';
 
@@ -15,7 +16,7 @@ function isApiKey(value: string): boolean {
 
 /**
  * Who is calling, or undefined. Never throws for a bad credential: that is a 401, not a 500.
- * A repeat caller is answered from deps.authCache (see sessions.cache.ts for why that is safe);
+ * A repeat caller is answered from the /me cache (see sessions.cache.ts for why that is safe);
  * the JWT itself is still verified on every request.
  */
 export async function authenticate(deps: Deps, credentials: Credentials): Promise<AuthContext | undefined> {
@@ -33,7 +34,7 @@ export async function authenticate(deps: Deps, credentials: Credentials): Promis
   const found = await accountBySession(deps, claims.sessionId, claims.accountId);
   if (!found) return undefined;
   // After the idle check: a request must not keep alive the session it is refused on.
-  deps.sessionTouches.touch(claims.sessionId);
+  sessionTouchesOf(deps).touch(claims.sessionId);
   return { account: found.account, apiKey: currentApiKey(deps, found.account), sessionId: claims.sessionId, signIn: found.signIn };
 }
 
@@ -61,7 +62,7 @@ function currentApiKey(deps: Deps, account: AccountRow): string {
  * window lasts (the cache keeps such an entry no longer than the window).
  */
 async function accountByApiKey(deps: Deps, apiKey: string): Promise<CachedAuth | undefined> {
-  const { authCache } = deps;
+  const authCache = authCacheOf(deps);
   const key = apiKeyCacheKey(apiKey);
   const cached = authCache.get(key);
   if (cached) return cached;
@@ -84,16 +85,16 @@ async function accountByApiKey(deps: Deps, apiKey: string): Promise<CachedAuth |
  * Whether a session has gone unused for SESSION_IDLE_TIMEOUT: by the later of its last use
  * as stored and a use noted here and not written yet. Memory only: it runs on every request.
  */
-export function sessionIdle(deps: Pick<Deps, 'config' | 'clock' | 'sessionTouches'>, sessionId: string, storedLastUse: Date): boolean {
+export function sessionIdle(deps: Deps, sessionId: string, storedLastUse: Date): boolean {
   const timeoutMs = deps.config.sessionIdleTimeoutSeconds * 1000;
   if (!timeoutMs) return false;
-  const lastUse = Math.max(storedLastUse.getTime(), deps.sessionTouches.pending(sessionId)?.getTime() ?? 0);
+  const lastUse = Math.max(storedLastUse.getTime(), sessionTouchesOf(deps).pending(sessionId)?.getTime() ?? 0);
   return deps.clock.now().getTime() - lastUse >= timeoutMs;
 }
 
 /** The account of a live session, and how the session began. */
 async function accountBySession(deps: Deps, sessionId: string, accountId: number): Promise<{ account: AccountRow; signIn: SessionSignIn } | undefined> {
-  const { authCache } = deps;
+  const authCache = authCacheOf(deps);
   const key = sessionCacheKey(sessionId);
   const cached = authCache.get(key);
   // The cache expires the entry with the session; the token's own `sub` must still match.

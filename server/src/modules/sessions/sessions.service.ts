@@ -10,6 +10,8 @@ import { emitSecurityChange } from '../events/index.ts';
 import { sessionIdle } from './sessions.credentials.ts';
 import * as repo from './sessions.repo.ts';
 import type { AuthContext } from './sessions.types.ts';
+import { forgetCachedAccount } from './sessions.cache.ts';
+import { sessionTouchesOf } from './sessions.touches.ts';
 
 /**
  * The account's live sessions, newest first; `current` marks the calling JWT's. One idle past
@@ -25,7 +27,7 @@ export async function liveSessionsOf(deps: Deps, accountId: number) {
   const rows = await repo.liveSessions(deps.db, accountId, deps.clock.now());
   const live = rows.filter((row) => !sessionIdle(deps, row.id, row.last_used_at ?? row.created_at));
   return live.map((row) => {
-    const pending = deps.sessionTouches.pending(row.id);
+    const pending = sessionTouchesOf(deps).pending(row.id);
     const lastUsed = pending && (!row.last_used_at || pending > row.last_used_at) ? pending : row.last_used_at;
     return {
       id: row.id,
@@ -64,7 +66,7 @@ export async function revokeSession(deps: Deps, auth: AuthContext, sessionId: st
     return revoked;
   });
   if (!revoked) throw new AppError('NOT_FOUND', 'No such session.');
-  deps.authCache.evictAccount(auth.account.id);
+  forgetCachedAccount(deps, auth.account.id);
   return { success: true as const };
 }
 
@@ -88,7 +90,7 @@ export async function revokeAllSessions(deps: Deps, auth: AuthContext, keepCurre
     }
     return count;
   });
-  deps.authCache.evictAccount(auth.account.id);
+  forgetCachedAccount(deps, auth.account.id);
   return { success: true as const, revoked };
 }
 
@@ -101,5 +103,5 @@ export async function logout(deps: Deps, auth: AuthContext, request: RequestInfo
     await recordEvent(tx, deps.clock, 'logout', { accountId: auth.account.id }, request);
   });
   // The trigger's notice reaches this instance a moment later; the caller may ask again sooner.
-  deps.authCache.evictAccount(auth.account.id);
+  forgetCachedAccount(deps, auth.account.id);
 }

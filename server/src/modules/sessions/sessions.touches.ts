@@ -1,3 +1,4 @@
+import type { Deps } from '../../deps.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Queryable } from '../../lib/db.ts';
 import type { Logger } from '../../lib/logger.ts';
@@ -27,7 +28,7 @@ export interface SessionTouches {
  * last write waits in memory for the next one instead of being dropped: the idle timeout
  * reads it from there, so a session in use is never taken for an idle one.
  */
-export function createSessionTouches(options: { db: Queryable; clock: Clock; logger: Logger; flushIntervalMs?: number }): SessionTouches {
+function createSessionTouches(options: { db: Queryable; clock: Clock; logger: Logger; flushIntervalMs?: number }): SessionTouches {
   const { db, clock, logger } = options;
   /** The latest use of each session not written yet. */
   const noted = new Map<string, number>();
@@ -89,4 +90,18 @@ export function createSessionTouches(options: { db: Queryable; clock: Clock; log
       await runFlush();
     },
   };
+}
+
+const touchesByDeps = new WeakMap<Deps, SessionTouches>();
+
+/** The touch writer of these deps, made on first use; the deps' close writes what is left. */
+export function sessionTouchesOf(deps: Deps): SessionTouches {
+  let touches = touchesByDeps.get(deps);
+  if (!touches) {
+    const made = createSessionTouches({ db: deps.db, clock: deps.clock, logger: deps.logger });
+    touchesByDeps.set(deps, made);
+    deps.onClose(() => made.stop());
+    touches = made;
+  }
+  return touches;
 }

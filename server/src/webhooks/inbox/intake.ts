@@ -36,7 +36,7 @@ export function createWebhookIntake(deps: Deps): WebhookIntake {
       const loaded = await provider.secret(deps, scope);
       return loaded && { secret: loaded.secret, accountId: loaded.accountId ?? 0 };
     };
-    const cached = deps.db.embedded || deps.authCache.enabled;
+    const cached = deps.db.embedded || deps.accountNotices.up;
     const found = cached ? await deps.webhookSecrets.getOrLoad(`${provider.name}:${scope}`, load) : await load();
     if (found === undefined) throw new AppError('NOT_FOUND', provider.notFound);
     return { scope, secret: found.secret };
