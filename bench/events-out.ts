@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { summarize, type Measurement } from './measurement.ts';
-import type { BenchContext } from './scenarios.ts';
+import type { BenchContext } from './context.ts';
 
 /** Events per round: enough that the sender's pace, not its start, decides the rate. */
 const EVENTS_PER_ROUND = 4000;

@@ -1,7 +1,7 @@
 import { createSoftAuthenticator, type SoftAuthenticator } from '../tests/helpers/webauthn.ts';
 import { summarize, type Measurement } from './measurement.ts';
 import type { SeededAccount } from './protocol.ts';
-import type { BenchContext } from './scenarios.ts';
+import type { BenchContext } from './context.ts';
 import type { ServiceProcess } from './service-process.ts';
 
 type SecondFactorAccount = SeededAccount & { authenticator: SoftAuthenticator };

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runLoad } from './load.ts';
 import type { Measurement } from './measurement.ts';
-import { CONNECTIONS, referencesOf, SCENARIOS, type BenchContext, type Scenario } from './scenarios.ts';
+import type { BenchContext } from './context.ts';
+import { CONNECTIONS, referencesOf, SCENARIOS, type Scenario } from './scenarios.ts';
 import type { ServiceProcess } from './service-process.ts';
 import type { RunResults } from './targets.ts';
 

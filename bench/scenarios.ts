@@ -1,6 +1,6 @@
+import type { BenchContext } from './context.ts';
 import type { LoadOptions } from './load.ts';
 import type { Measurement } from './measurement.ts';
-import type { ServiceProcess } from './service-process.ts';
 import { BASELINE, p99AtMostTimes, p99Below, rateAbove, rateAlike, rateAtLeast, type Target } from './targets.ts';
 import { loginWithSecondStep } from './login-mfa.ts';
 import { BENCH_AUDIENCE } from './protocol.ts';
@@ -11,14 +11,6 @@ export const CONNECTIONS = 50;
 export const LOGIN_CONNECTIONS = 20;
 /** Logins start first, so that argon2 is busy before /me is measured. */
 const LOGIN_HEAD_START_SECONDS = 0.5;
-
-export type BenchContext = {
-  service: ServiceProcess;
-  durationSeconds: number;
-  warmupSeconds: number;
-  /** Load with the run's defaults: CONNECTIONS, duration and warm-up. */
-  load(options: Partial<LoadOptions> & Pick<LoadOptions, 'url'>): Promise<Measurement>;
-};
 
 export type Scenario = {
   /** Key other scenarios' targets and ratios refer to. */

@@ -3,7 +3,7 @@ import Stripe from 'stripe';
 import type autocannon from 'autocannon';
 import type { Measurement } from './measurement.ts';
 import { GROUPED_PATH, UNSTORED_PATH } from './ingest-floor.ts';
-import type { BenchContext } from './scenarios.ts';
+import type { BenchContext } from './context.ts';
 import type { ServiceProcess } from './service-process.ts';
 
 const stripe = new Stripe('sk_test_bench');
