@@ -4,7 +4,7 @@
 // admin router merges into admin.* as router.ts takes each module's router by its file).
 // The tables (event_endpoints, events, event_deliveries: events.model.ts) are this module's
 // alone, and it imports no other module but activity, where its operators' actions are recorded.
-export { EVENT_TABLES } from './events.model.ts';
+export { DELIVERY_STATES, EVENT_TABLES } from './events.model.ts';
 export { endpointDisabledNotice } from './events.mails.ts';
 export { emitEvent, emitEvents, emitSecurityChange, eventBody, eventOrderingLocks, newEventId } from './events.outbox.ts';
 export { endpointBacklogs, endpointRows as eventEndpointRows, oldestPending as oldestPendingEventDeliveries } from './events.repo.ts';
