@@ -322,7 +322,8 @@ test('step-up: with a second factor, a change after the five minutes asks for th
   service.clock.advance(STEP_UP_MS + 30_000);
 
   const page = await visitor.get(`/admin/accounts/${target.user.id}`);
-  assert.match(page.text, 'id="role-code"', 'each form asks for the code');
+  assert.match(page.text, 'id="step-up-code"', 'the page asks for the code up front');
+  assert.not.match(page.text, 'id="role-code"');
   const without = await visitor.post(`/admin/accounts/${target.user.id}/role`, { role: 'admin' });
   assert.is(without.status, 403);
   assert.match(without.text, 'Enter a code from your authenticator app or a recovery code to confirm.');
@@ -337,9 +338,22 @@ test('step-up: with a second factor, a change after the five minutes asks for th
   assert.is(await roleOf(service, target.user.id), 'admin');
   // Stepped up: the next change within the five minutes asks for nothing.
   const next = await visitor.get(`/admin/accounts/${target.user.id}`);
-  assert.not.match(next.text, 'id="role-code"');
+  assert.not.match(next.text, 'id="step-up-code"');
   assert.is((await visitor.post(`/admin/accounts/${target.user.id}/role`, { role: 'user' })).status, 303);
   assert.is(await roleOf(service, target.user.id), 'user');
+
+  // The code given up front, in the page's box: a wrong one under its field, a right one back to the page.
+  service.clock.advance(STEP_UP_MS + 30_000);
+  await visitor.get(`/admin/inbox?state=dead`);
+  const wrongBox = await visitor.post('/admin/step-up', { back: '/admin/inbox?state=dead', code: '111111' });
+  assert.is(wrongBox.status, 400);
+  assert.match(wrongBox.text, 'id="confirm-code-error"');
+  assert.is(inputValue(wrongBox.text, 'back'), '/admin/inbox?state=dead');
+  const rightBox = await visitor.post('/admin/step-up', { back: '/admin/inbox?state=dead', code: code() });
+  assert.is(rightBox.location, '/admin/inbox?state=dead');
+  assert.not.match((await visitor.get('/admin/inbox')).text, 'id="step-up-code"');
+  const elsewhere = await visitor.post('/admin/step-up', { back: '//evil.example/admin', code: '' });
+  assert.is(elsewhere.location, '/admin', 'never back to another site');
 });
 
 test('MFA_REQUIRED_ROLES=admin: an admin without a second factor sees only the prompt to set one up', async () => {

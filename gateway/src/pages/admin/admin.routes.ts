@@ -14,7 +14,7 @@ import { mountOverviewPage } from './overview/overview.routes.tsx';
  * second factor once the session's step-up is over (console/console.tsx).
  */
 export function mountAdminPages(router: Router, kit: PageKit): void {
-  const consolePages = createConsole(kit);
+  const consolePages = createConsole(router, kit);
   mountOverviewPage(router, kit, consolePages);
   mountAccountsPages(router, kit, consolePages);
   mountInboxPages(router, kit, consolePages);

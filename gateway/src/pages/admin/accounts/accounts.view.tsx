@@ -61,12 +61,12 @@ function ActionsCard({ operator, details }: { operator: OperatorView; details: D
         <section>
           <h3>Sign out everywhere</h3>
           <p class="lead">Ends every session and voids pending e-mail-change and reset links. The owner is mailed.</p>
-          <ActionForm action={`${base}/revoke-sessions`} operator={operator} idPrefix="revoke" label="Sign out everywhere" />
+          <ActionForm action={`${base}/revoke-sessions`} operator={operator} label="Sign out everywhere" />
         </section>
         <section>
           <h3>Reset the second factor</h3>
           <p class="lead">{account.mfa ? 'Turns off the authenticator app, passkeys and recovery codes. The owner is mailed.' : 'The account has no second factor.'}</p>
-          {account.mfa && <ActionForm action={`${base}/reset-mfa`} operator={operator} idPrefix="reset-mfa" label="Reset the second factor" variant="danger" />}
+          {account.mfa && <ActionForm action={`${base}/reset-mfa`} operator={operator} label="Reset the second factor" variant="danger" />}
         </section>
         <section>
           <h3>Role</h3>
@@ -74,7 +74,6 @@ function ActionsCard({ operator, details }: { operator: OperatorView; details: D
           <ActionForm
             action={`${base}/role`}
             operator={operator}
-            idPrefix="role"
             fields={{ role: account.role === 'admin' ? 'user' : 'admin' }}
             label={account.role === 'admin' ? 'Make user' : 'Make admin'}
           />
@@ -83,7 +82,7 @@ function ActionsCard({ operator, details }: { operator: OperatorView; details: D
           <section>
             <h3>Verification</h3>
             <p class="lead">The address is not confirmed yet.</p>
-            <ActionForm action={`${base}/resend-verification`} operator={operator} idPrefix="resend" label="Resend the verification link" />
+            <ActionForm action={`${base}/resend-verification`} operator={operator} label="Resend the verification link" />
           </section>
         )}
       </div>
@@ -94,7 +93,7 @@ function ActionsCard({ operator, details }: { operator: OperatorView; details: D
 export function AccountPage({ operator, details, notice }: { operator: OperatorView; details: Details; notice?: Notice }) {
   const { account, identities, sessions, activity } = details;
   return (
-    <ConsoleLayout title={`Account #${account.id}`} operator={operator} section="/admin/accounts" notice={notice}>
+    <ConsoleLayout title={`Account #${account.id}`} operator={operator} section="/admin/accounts" notice={notice} actions path={`/admin/accounts/${account.id}`}>
       <p>
         <a href="/admin/accounts">All accounts</a>
       </p>

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { inferRouterOutputs } from '@trpc/server';
 import type { Context as KoaContext } from 'koa';
-import { toErrorResponse, type AppRouter } from '../../../../../server/src/index.ts';
+import { safeNextPath, toErrorResponse, type AppRouter } from '../../../../../server/src/index.ts';
 import type { FormFields } from '../../kit/form-body.ts';
 import type { PageKit } from '../../kit/kit.tsx';
 import { isRefusal, PROOF_TEXTS } from '../../kit/refusals.ts';
@@ -40,7 +40,7 @@ function carriedFields(form: FormFields, names: readonly string[]): Record<strin
  * MFA_SETUP_REQUIRED until then). Every page and action reaches the data through the
  * procedures, with the session cookie, as every other page does.
  */
-export function createConsole(kit: PageKit) {
+export function createConsole(router: Router, kit: PageKit) {
   async function operatorOf(ctx: KoaContext): Promise<Operator | undefined> {
     const caller = kit.call(ctx);
     let me;
@@ -139,6 +139,24 @@ export function createConsole(kit: PageKit) {
       throw error;
     }
   }
+
+  /**
+   * POST /admin/step-up: the code given once, up front, for the changes of the next five
+   * minutes (auth.stepUp), then back to the console page it was given on. A wrong code is
+   * said under the field, on a page of its own.
+   */
+  kit.post(router, '/admin/step-up', async (ctx, form) => {
+    const operator = await operatorOf(ctx);
+    if (!operator) return;
+    const next = safeNextPath(form.text('back'));
+    const back = next && (next === '/admin' || next.startsWith('/admin/') || next.startsWith('/admin?')) ? next : '/admin';
+    const confirmation = { title: 'Confirm it is you', text: 'Give a code of your second factor: it covers every change for 5 minutes.', button: 'Confirm', back: { href: back, label: 'Back' } };
+    try {
+      if (await steppedUp(ctx, form, operator, confirmation, ['back'])) kit.redirect(ctx, back);
+    } catch (error) {
+      if (!refusedWhole(ctx, operator, error)) throw error;
+    }
+  });
 
   return {
     /** A GET page of the console. */

@@ -15,10 +15,48 @@ const SECTIONS = [
   { href: '/admin/audit', label: 'Audit' },
 ] as const;
 
-type ConsoleLayoutProps = { title: string; operator: Pick<OperatorView, 'email' | 'csrf'>; section: (typeof SECTIONS)[number]['href']; notice?: Notice; children: ComponentChildren };
+type ConsoleLayoutProps = {
+  title: string;
+  operator: OperatorView;
+  section: (typeof SECTIONS)[number]['href'];
+  notice?: Notice;
+  /** The page has actions: when the session's step-up is over, it offers to give the code once, up front. */
+  actions?: boolean;
+  /** This page's own address, where the step-up box brings the admin back to. */
+  path?: string;
+  children: ComponentChildren;
+};
+
+/**
+ * Asks for the code once for the page's actions, when the session's five minutes of step-up
+ * are over (an action sent without it asks on a page of its own instead).
+ */
+export function StepUpBox({ operator, back, error }: { operator: OperatorView; back: string; error?: string }) {
+  return (
+    <div class="stepup" id="step-up">
+      <p class="stepup-text">
+        <strong>Changes need your second factor.</strong> Give a code once; it covers every change for 5 minutes.
+      </p>
+      <Form action="/admin/step-up" csrf={operator.csrf}>
+        <Hidden name="back" value={back} />
+        <div class="stepup-row">
+          <Field
+            name="code"
+            label={operator.recoveryOnly ? 'Recovery code' : CODE_LABEL}
+            idPrefix="step-up"
+            autoComplete="one-time-code"
+            inputMode={operator.recoveryOnly ? undefined : 'numeric'}
+            form={error ? { errors: { code: error } } : undefined}
+          />
+          <Button variant="secondary">Confirm it is me</Button>
+        </div>
+      </Form>
+    </div>
+  );
+}
 
 /** Every console page: the site's frame, wide, with the console's sections and the page's notice. */
-export function ConsoleLayout({ title, operator, section, notice, children }: ConsoleLayoutProps) {
+export function ConsoleLayout({ title, operator, section, notice, actions, path, children }: ConsoleLayoutProps) {
   return (
     <Layout title={`${title} · Console`} viewer={operator} wide>
       <nav class="console-nav" aria-label="Console">
@@ -30,6 +68,7 @@ export function ConsoleLayout({ title, operator, section, notice, children }: Co
       </nav>
       <h1>{title}</h1>
       <NoticeBox notice={notice} />
+      {actions && operator.needsCode && <StepUpBox operator={operator} back={path ?? section} />}
       {children}
     </Layout>
   );
@@ -80,16 +119,22 @@ export function age(seconds: number | null): string {
 }
 
 /** A table that scrolls sideways on a narrow screen instead of breaking the page; its caption names it. */
-export function Table({ caption, head, children, empty }: { caption: string; head: string[]; children: ComponentChildren[]; empty: string }) {
+export function Table({ caption, head, children, empty }: { caption: string; head: Array<string | { label: string; num: true }>; children: ComponentChildren[]; empty: string }) {
   return (
     <div class="table-wrap">
       <table class="table">
         <caption>{caption}</caption>
         <thead>
           <tr>
-            {head.map((name) => (
-              <th scope="col">{name}</th>
-            ))}
+            {head.map((column) =>
+              typeof column === 'string' ? (
+                <th scope="col">{column}</th>
+              ) : (
+                <th scope="col" class="num">
+                  {column.label}
+                </th>
+              ),
+            )}
           </tr>
         </thead>
         <tbody>
@@ -154,33 +199,16 @@ export function Select({ name, label, options, value, idPrefix }: { name: string
   );
 }
 
+/** A table's column of numbers: its heading right-aligned over them. */
+export const num = (label: string) => ({ label, num: true as const });
+
 /** The options of a filter: "any" first, then each value as it is named. */
 export const anyOf = (values: readonly string[], any = 'Any'): Option[] => [{ value: '', label: any }, ...values.map((value) => ({ value, label: value }))];
-
-/**
- * The code a change asks for when the session's step-up is over (the admin has a second
- * factor); nothing otherwise. Each form has its own, told apart by `idPrefix`.
- */
-export function CodeField({ operator, idPrefix, error }: { operator: OperatorView; idPrefix: string; error?: string }) {
-  if (!operator.needsCode) return null;
-  return (
-    <Field
-      name="code"
-      label={operator.recoveryOnly ? 'Recovery code' : CODE_LABEL}
-      idPrefix={idPrefix}
-      autoComplete="one-time-code"
-      inputMode={operator.recoveryOnly ? undefined : 'numeric'}
-      hint="Asked for once every 5 minutes."
-      form={error ? { errors: { code: error } } : undefined}
-    />
-  );
-}
 
 /** A form of one button (and the code, when one is needed) acting on one thing. */
 export function ActionForm({
   action,
   operator,
-  idPrefix,
   label,
   variant = 'secondary',
   fields = {},
@@ -188,7 +216,6 @@ export function ActionForm({
 }: {
   action: string;
   operator: OperatorView;
-  idPrefix: string;
   label: string;
   variant?: 'primary' | 'secondary' | 'danger';
   fields?: Record<string, string>;
@@ -200,7 +227,6 @@ export function ActionForm({
         <Hidden name={name} value={value} />
       ))}
       {children}
-      <CodeField operator={operator} idPrefix={idPrefix} />
       <Actions>
         <Button variant={variant} size="small">
           {label}

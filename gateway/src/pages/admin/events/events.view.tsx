@@ -1,7 +1,7 @@
 import { Actions, Alert, Button, Card, Field, Form, type FormState, type Notice } from '../../kit/components.tsx';
 import { DELIVERY_STATES, EVENT_TYPES } from '../../../../../server/src/index.ts';
 import type { AdminOutputs } from '../console/console.tsx';
-import { ActionForm, anyOf, CodeField, ConsoleLayout, Pager, Select, StateBadge, Table, Time, type OperatorView } from '../console/console.view.tsx';
+import { ActionForm, anyOf, ConsoleLayout, num, Pager, Select, StateBadge, Table, Time, type OperatorView } from '../console/console.view.tsx';
 
 type Endpoint = AdminOutputs['eventEndpoints']['items'][number];
 type Deliveries = AdminOutputs['eventDeliveries'];
@@ -46,7 +46,6 @@ function AddEndpoint({ operator, form }: { operator: OperatorView; form?: FormSt
         <Field name="url" label="URL" form={form} idPrefix="add" autoComplete="off" hint="http or https; events are POSTed here, signed." />
         <Field name="description" label="Description" form={form} idPrefix="add" autoComplete="off" required={false} hint="Optional, for operators." />
         <EventTypes chosen={chosen} idPrefix="add" />
-        <CodeField operator={operator} idPrefix="add" error={form?.errors?.code} />
         <Actions>
           <Button>Add the endpoint</Button>
         </Actions>
@@ -76,7 +75,7 @@ function DeliveryFilters({ endpoints, filter }: { endpoints: Endpoint[]; filter:
 export function DeliveriesTable({ deliveries, endpoints, filtered }: { deliveries: Deliveries['items']; endpoints: Endpoint[]; filtered: boolean }) {
   const urlOf = new Map(endpoints.map((endpoint) => [endpoint.id, endpoint.url]));
   return (
-    <Table caption="Deliveries, newest first" head={['Made', 'Type', 'Endpoint', 'State', 'Attempts', 'Last answer']} empty={filtered ? 'No delivery matches the filter.' : 'No event has been sent yet.'}>
+    <Table caption="Deliveries, newest first" head={['Made', 'Type', 'Endpoint', 'State', num('Attempts'), 'Last answer']} empty={filtered ? 'No delivery matches the filter.' : 'No event has been sent yet.'}>
       {deliveries.map((delivery) => (
         <tr>
           <td>
@@ -111,7 +110,7 @@ type EventsPageProps = {
 
 export function EventsPage({ operator, endpoints, deliveries, filter, paged, notice, addForm }: EventsPageProps) {
   return (
-    <ConsoleLayout title="Events out" operator={operator} section="/admin/events" notice={notice}>
+    <ConsoleLayout title="Events out" operator={operator} section="/admin/events" notice={notice} actions>
       <Card title="Endpoints" id="endpoints">
         <Table caption="Where signed events are sent" head={['URL', 'Event types', 'State', 'Added']} empty="No endpoint yet: add one below.">
           {endpoints.map((endpoint) => (
@@ -166,7 +165,7 @@ type EndpointPageProps = { operator: OperatorView; endpoint: Endpoint; deliverie
 export function EndpointPage({ operator, endpoint, deliveries, notice }: EndpointPageProps) {
   const base = endpointHref(endpoint.id);
   return (
-    <ConsoleLayout title="Event endpoint" operator={operator} section="/admin/events" notice={notice}>
+    <ConsoleLayout title="Event endpoint" operator={operator} section="/admin/events" notice={notice} actions path={base}>
       <p>
         <a href="/admin/events">All endpoints</a>
       </p>
@@ -194,24 +193,23 @@ export function EndpointPage({ operator, endpoint, deliveries, notice }: Endpoin
             <section>
               <h3>Send a test</h3>
               <p class="lead">A ping event (data {'{}'}) to this endpoint alone.</p>
-              <ActionForm action={`${base}/test`} operator={operator} idPrefix="test" label="Send a test" variant="primary" />
+              <ActionForm action={`${base}/test`} operator={operator} label="Send a test" variant="primary" />
             </section>
             <section>
               <h3>Retry dead deliveries</h3>
               <p class="lead">Sends the dead and skipped deliveries again.</p>
-              <ActionForm action={`${base}/retry-dead`} operator={operator} idPrefix="retry-dead" label="Retry dead deliveries" />
+              <ActionForm action={`${base}/retry-dead`} operator={operator} label="Retry dead deliveries" />
             </section>
             <section>
               <h3>{endpoint.enabled ? 'Disable' : 'Enable'}</h3>
               <p class="lead">{endpoint.enabled ? 'Nothing is sent while disabled; new events are kept as skipped.' : 'New events are sent again.'}</p>
-              <ActionForm action={`${base}/enabled`} operator={operator} idPrefix="enabled" fields={{ enabled: endpoint.enabled ? 'false' : 'true' }} label={endpoint.enabled ? 'Disable' : 'Enable'} />
+              <ActionForm action={`${base}/enabled`} operator={operator} fields={{ enabled: endpoint.enabled ? 'false' : 'true' }} label={endpoint.enabled ? 'Disable' : 'Enable'} />
             </section>
           </div>
         </Card>
         <Card title="Event types" id="types">
           <Form action={`${base}/events`} csrf={operator.csrf}>
             <EventTypes chosen={endpoint.events.length === EVENT_TYPES.length ? [] : endpoint.events} idPrefix="types" />
-            <CodeField operator={operator} idPrefix="types" />
             <Actions>
               <Button variant="secondary" size="small">
                 Save the event types
@@ -221,7 +219,7 @@ export function EndpointPage({ operator, endpoint, deliveries, notice }: Endpoin
         </Card>
         <Card title="Signing secret" id="rotate">
           <p class="lead">A new secret; the old one signs beside it during the grace, so receivers can switch.</p>
-          <ActionForm action={`${base}/rotate`} operator={operator} idPrefix="rotate" label="Rotate the secret">
+          <ActionForm action={`${base}/rotate`} operator={operator} label="Rotate the secret">
             <Select name="grace_seconds" label="The old secret keeps signing for" options={GRACE_OPTIONS} value="3600" idPrefix="rotate" />
           </ActionForm>
         </Card>
@@ -244,7 +242,7 @@ export function EndpointPage({ operator, endpoint, deliveries, notice }: Endpoin
 
 export function DeliveryPage({ operator, delivery, endpoint, notice }: { operator: OperatorView; delivery: Delivery; endpoint?: Endpoint; notice?: Notice }) {
   return (
-    <ConsoleLayout title="Event delivery" operator={operator} section="/admin/events" notice={notice}>
+    <ConsoleLayout title="Event delivery" operator={operator} section="/admin/events" notice={notice} actions path={deliveryHref(delivery.id)}>
       <p>
         <a href="/admin/events">Events out</a>
         {endpoint && (
@@ -279,7 +277,7 @@ export function DeliveryPage({ operator, delivery, endpoint, notice }: { operato
         </dl>
       </Card>
       <Card title="Attempts">
-        <Table caption="The last 10 attempts, oldest first" head={['When', 'Status', 'Time taken', 'Answer or error']} empty="Not tried yet.">
+        <Table caption="The last 10 attempts, oldest first" head={['When', 'Status', num('Time taken'), 'Answer or error']} empty="Not tried yet.">
           {delivery.attempts_log.map((attempt) => (
             <tr>
               <td>
@@ -299,7 +297,7 @@ export function DeliveryPage({ operator, delivery, endpoint, notice }: { operato
       </Card>
       <Card title="Retry">
         <p class="lead">Sends it again now, from the start of the schedule.</p>
-        <ActionForm action={`${deliveryHref(delivery.id)}/retry`} operator={operator} idPrefix="retry" label="Retry this delivery" variant="primary" />
+        <ActionForm action={`${deliveryHref(delivery.id)}/retry`} operator={operator} label="Retry this delivery" variant="primary" />
       </Card>
     </ConsoleLayout>
   );

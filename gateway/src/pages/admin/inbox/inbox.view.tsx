@@ -1,7 +1,7 @@
 import { Actions, Button, Card, Field, Hidden, type Notice } from '../../kit/components.tsx';
 import { INBOX_STATES, PROVIDER_NAMES } from '../../../../../server/src/index.ts';
 import type { AdminOutputs } from '../console/console.tsx';
-import { ActionForm, anyOf, ConsoleLayout, Pager, Select, StateBadge, Table, Time, type OperatorView } from '../console/console.view.tsx';
+import { ActionForm, anyOf, ConsoleLayout, num, Pager, Select, StateBadge, Table, Time, type OperatorView } from '../console/console.view.tsx';
 
 type List = AdminOutputs['listInbox'];
 type Delivery = AdminOutputs['showDelivery']['delivery'];
@@ -35,7 +35,7 @@ function ReplayDead({ operator, filter }: { operator: OperatorView; filter: Inbo
   return (
     <Card title={`Replay ${state} deliveries`} id="replay-dead">
       <p class="lead">{`Applies every ${state} delivery${scope ? ` ${scope}` : ''} again through its handler; each takes effect once at most.`}</p>
-      <ActionForm action="/admin/inbox/replay" operator={operator} idPrefix="replay-dead" label={`Replay ${state} deliveries`}>
+      <ActionForm action="/admin/inbox/replay" operator={operator} label={`Replay ${state} deliveries`}>
         {filter.provider && <Hidden name="provider" value={filter.provider} />}
         <Hidden name="state" value={state} />
         {filter.since && <Hidden name="since" value={filter.since} />}
@@ -47,15 +47,16 @@ function ReplayDead({ operator, filter }: { operator: OperatorView; filter: Inbo
 
 export function InboxPage({ operator, filter, list, paged, notice }: { operator: OperatorView; filter: InboxFilter; list: List; paged: boolean; notice?: Notice }) {
   const filtered = Object.values(filter).some(Boolean);
+  const query = new URLSearchParams(Object.entries(filter).filter((entry): entry is [string, string] => Boolean(entry[1]))).toString();
   return (
-    <ConsoleLayout title="Inbound webhooks" operator={operator} section="/admin/inbox" notice={notice}>
+    <ConsoleLayout title="Inbound webhooks" operator={operator} section="/admin/inbox" notice={notice} actions path={query ? `/admin/inbox?${query}` : '/admin/inbox'}>
       <Card>
         <Filters filter={filter} />
       </Card>
       <Card>
         <Table
           caption="Deliveries, newest first"
-          head={['Received', 'Provider', 'State', 'Attempts', 'External id', 'Last error or reason']}
+          head={['Received', 'Provider', 'State', num('Attempts'), 'External id', 'Last error or reason']}
           empty={filtered ? 'No delivery matches the filter.' : 'No delivery has come in yet.'}
         >
           {list.items.map((delivery) => (
@@ -84,7 +85,7 @@ export function InboxPage({ operator, filter, list, paged, notice }: { operator:
 
 export function InboxDeliveryPage({ operator, delivery, notice }: { operator: OperatorView; delivery: Delivery; notice?: Notice }) {
   return (
-    <ConsoleLayout title="Inbound delivery" operator={operator} section="/admin/inbox" notice={notice}>
+    <ConsoleLayout title="Inbound delivery" operator={operator} section="/admin/inbox" notice={notice} actions path={`/admin/inbox/${encodeURIComponent(delivery.id)}`}>
       <p>
         <a href="/admin/inbox">All deliveries</a>
       </p>
@@ -125,7 +126,7 @@ export function InboxDeliveryPage({ operator, delivery, notice }: { operator: Op
       </Card>
       <Card title="Replay">
         <p class="lead">Applies this delivery again through its handler; it takes effect once at most.</p>
-        <ActionForm action={`/admin/inbox/${encodeURIComponent(delivery.id)}/replay`} operator={operator} idPrefix="replay" label="Replay this delivery" variant="primary" />
+        <ActionForm action={`/admin/inbox/${encodeURIComponent(delivery.id)}/replay`} operator={operator} label="Replay this delivery" variant="primary" />
       </Card>
     </ConsoleLayout>
   );

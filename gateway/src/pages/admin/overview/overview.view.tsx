@@ -1,6 +1,6 @@
 import { Card } from '../../kit/components.tsx';
 import type { AdminOutputs } from '../console/console.tsx';
-import { age, ConsoleLayout, Stat, StateBadge, Table, Time, type OperatorView } from '../console/console.view.tsx';
+import { age, ConsoleLayout, num, Stat, StateBadge, Table, Time, type OperatorView } from '../console/console.view.tsx';
 
 type Overview = AdminOutputs['overview'];
 
@@ -89,7 +89,7 @@ function LoginsCard({ logins }: { logins: Overview['logins'] }) {
       <div class="chart-pair">
         <LoginsChart logins={logins} />
         <div class="chart-table">
-          <Table caption="Sign-ins per hour (UTC)" head={['Hour', 'Signed in', 'Failed']} empty="No hours to show.">
+          <Table caption="Sign-ins per hour (UTC)" head={['Hour', num('Signed in'), num('Failed')]} empty="No hours to show.">
             {logins.map((hour) => (
               <tr>
                 <td>
@@ -108,8 +108,8 @@ function LoginsCard({ logins }: { logins: Overview['logins'] }) {
 
 function InboxCard({ inbox }: { inbox: Overview['inbox'] }) {
   return (
-    <Card title="Inbound webhooks" id="inbox">
-      <Table caption="Deliveries per provider and state" head={['Provider', 'Waiting', 'Processed', 'Ignored', 'Dead', 'Oldest waiting']} empty="No delivery has come in yet.">
+    <Card title="Inbound webhooks" id="inbox" wide>
+      <Table caption="Deliveries per provider and state" head={['Provider', num('Waiting'), num('Processed'), num('Ignored'), num('Dead'), 'Oldest waiting']} empty="No delivery has come in yet.">
         {inbox.map((row) => (
           <tr>
             <td>
@@ -129,7 +129,7 @@ function InboxCard({ inbox }: { inbox: Overview['inbox'] }) {
 
 function EndpointsCard({ endpoints }: { endpoints: Overview['endpoints'] }) {
   return (
-    <Card title="Events out" id="endpoints">
+    <Card title="Events out" id="endpoints" wide>
       <Table caption="Event endpoints and their oldest pending delivery" head={['Endpoint', 'State', 'Oldest pending']} empty="No event endpoint yet.">
         {endpoints.map((endpoint) => (
           <tr>
