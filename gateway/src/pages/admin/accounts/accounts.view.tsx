@@ -1,7 +1,7 @@
 import { Actions, Button, Card, Field, Form, type Notice } from '../../kit/components.tsx';
-import { deviceName, eventLabel } from '../../kit/wording.ts';
+import { eventLabel } from '../../kit/wording.ts';
 import type { AdminOutputs } from '../console/console.tsx';
-import { ActionForm, ConsoleLayout, Pager, Table, Time, type OperatorView } from '../console/console.view.tsx';
+import { ActionForm, ConsoleLayout, Pager, Table, Time, UserAgent, type OperatorView } from '../console/console.view.tsx';
 
 type Search = AdminOutputs['searchAccounts'];
 type Details = AdminOutputs['account'];
@@ -139,9 +139,8 @@ export function AccountPage({ operator, details, notice }: { operator: OperatorV
           <Table caption="Live sessions, newest first" head={['Device', 'Via', 'Address', 'Signed in', 'Last seen']} empty="No live session.">
             {sessions.map((session) => (
               <tr>
-                <td class="wrap">
-                  {deviceName(session.user_agent)}
-                  {session.user_agent && <div class="row-meta">{session.user_agent}</div>}
+                <td>
+                  <UserAgent value={session.user_agent} />
                 </td>
                 <td>{session.via}</td>
                 <td>{session.ip ?? '–'}</td>
@@ -164,7 +163,9 @@ export function AccountPage({ operator, details, notice }: { operator: OperatorV
                 </td>
                 <td>{eventLabel(item.event)}</td>
                 <td>{item.ip ?? '–'}</td>
-                <td class="wrap">{item.user_agent ?? '–'}</td>
+                <td>
+                  <UserAgent value={item.user_agent} />
+                </td>
               </tr>
             ))}
           </Table>

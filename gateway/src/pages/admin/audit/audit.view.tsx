@@ -2,7 +2,7 @@ import { Actions, Button, Card, Field } from '../../kit/components.tsx';
 import { AUDIT_EVENTS } from '../../../../../server/src/index.ts';
 import { eventLabel } from '../../kit/wording.ts';
 import type { AdminOutputs } from '../console/console.tsx';
-import { anyOf, ConsoleLayout, Pager, Select, Table, Time, type OperatorView } from '../console/console.view.tsx';
+import { anyOf, ConsoleLayout, Pager, Select, Table, Time, UserAgent, type OperatorView } from '../console/console.view.tsx';
 
 type AuditPageData = AdminOutputs['auditExport'];
 
@@ -62,8 +62,10 @@ export function AuditPage({ operator, filter, page, paged }: { operator: Operato
                 <div class="row-meta">{eventLabel(item.event)}</div>
               </td>
               <td>{item.ip ?? '–'}</td>
-              <td class="wrap">{item.user_agent ?? '–'}</td>
-              <td class="wrap">
+              <td>
+                <UserAgent value={item.user_agent} />
+              </td>
+              <td class="wrap data-cell">
                 <code class="data">{dataText(item.data)}</code>
               </td>
             </tr>

@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { Actions, Alert, Button, Card, Field, Form, Hidden, NoticeBox, type Notice } from '../../kit/components.tsx';
 import { Layout, type Viewer } from '../../kit/layout.tsx';
 import { CODE_LABEL } from '../../kit/second-factor.view.tsx';
-import { formatInstant } from '../../kit/wording.ts';
+import { deviceName, formatInstant } from '../../kit/wording.ts';
 
 /** What the console's views need of the admin: the top bar, the forms' token, whether a change needs a code. */
 export type OperatorView = { email: string; csrf: string; needsCode: boolean; recoveryOnly: boolean };
@@ -314,6 +314,17 @@ export function MfaFirstPage({ viewer }: { viewer: Viewer }) {
         </a>
       </div>
     </Layout>
+  );
+}
+
+/** A device by its short name; the user agent in full, as text, one click away. */
+export function UserAgent({ value }: { value: string | null }) {
+  if (!value) return <span class="muted">–</span>;
+  return (
+    <details class="ua">
+      <summary>{deviceName(value)}</summary>
+      <span class="row-meta">{value}</span>
+    </details>
   );
 }
 
