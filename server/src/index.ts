@@ -45,9 +45,12 @@ export { createWebhookIntake } from './webhooks/inbox/intake.ts';
 // The bench's receiver without a framework keeps deliveries with the inbox's own writer.
 export { createInboxWriter } from './webhooks/inbox/writer.ts';
 export { countByProviderAndState, type InboxState } from './webhooks/inbox/repo.ts';
+export { INBOX_STATES } from './webhooks/inbox/model.ts';
 
 // Events out: the outbox (the bench writes through it).
 export { emitEvent } from './modules/events/index.ts';
+// Events out's types and delivery states, for the console's filters.
+export { DELIVERY_STATES, EVENT_TYPES } from './modules/events/index.ts';
 // What the metrics' gauges read from the database, for whatever serves /metrics.
 export { connectMetricReadings } from './metrics-readings.ts';
 
@@ -56,7 +59,7 @@ export * as adminService from './admin/admin.service.ts';
 export * as eventsAdminService from './modules/events/events.service.ts';
 export type { Actor } from './admin/admin.service.ts';
 // The activity export's line, for the gateway's NDJSON route and its place in the OpenAPI document.
-export { auditLineSchema, type AuditLine } from './modules/activity/index.ts';
+export { AUDIT_EVENTS, auditLineSchema, type AuditLine } from './modules/activity/index.ts';
 export { countPendingSecrets } from './secrets/reencrypt.ts';
 
 // Access tokens: a new signing key for ACCESS_TOKEN_KEYS (the CLI's `tokens keygen`, the bench's service).

@@ -18,6 +18,8 @@ export class EventReceiver {
   mode: ReceiverMode = 'ok';
   secrets: string[] = [];
   redirectTo = '';
+  /** What a failing receiver answers with (a test may make it hostile markup). */
+  failBody = 'receiver is down for maintenance';
   private readonly sockets = new Set<Socket>();
   private readonly hanging = new Set<ServerResponse>();
   private readonly server = createServer((req, res) => this.handle(req, res));
@@ -81,7 +83,7 @@ export class EventReceiver {
         return;
       }
       if (mode === 'fail') {
-        res.writeHead(500, { 'content-type': 'text/plain' }).end('receiver is down for maintenance');
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(this.failBody);
         return;
       }
       res.writeHead(error ? 401 : 200, { 'content-type': 'application/json' }).end(error ? JSON.stringify({ error }) : '{"ok":true}');

@@ -3,6 +3,7 @@ import type { Context as KoaContext } from 'koa';
 import type { Deps } from '../../../server/src/index.ts';
 import { pageAssets, type Asset } from './kit/assets.ts';
 import { mountAccountPages } from './account/account.routes.tsx';
+import { mountAdminPages } from './admin/admin.routes.ts';
 import { createPageKit } from './kit/kit.tsx';
 import { mountTokenPages } from './links/links.routes.tsx';
 import { mountOAuthRoutes } from './oauth/oauth.routes.tsx';
@@ -30,7 +31,8 @@ function serveAsset(asset: Asset, immutable: boolean) {
  * The server-rendered pages (docs/API.md, Pages), one folder per page concern, each with its
  * routes (`*.routes.tsx`) and views (`*.view.tsx`): `register/`, `sign-in/` (with the second
  * step and the forgotten password), `links/` (the pages e-mailed links open), `account/`
- * (with its `mfa/` and `identities/` cards), `oauth/` (a provider's sign-in: redirects), and
+ * (with its `mfa/` and `identities/` cards), `oauth/` (a provider's sign-in: redirects), `admin/`
+ * (the operator's console: `overview/`, `accounts/`, `inbox/`, `events/`, `audit/`, and `console/`, what they share), and
  * `kit/`, what they share. Every one calls the same procedures REST and tRPC call, through
  * `createCaller`, with the session cookie as the only credential; every POST is checked for
  * its origin and CSRF token first (kit/kit.tsx).
@@ -46,4 +48,5 @@ export function mountPages(router: Router, deps: Deps): void {
   mountTokenPages(router, kit);
   mountAccountPages(router, kit);
   mountOAuthRoutes(router, kit);
+  mountAdminPages(router, kit);
 }

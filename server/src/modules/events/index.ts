@@ -7,7 +7,7 @@
 // would close a cycle.
 // The tables (event_endpoints, events, event_deliveries: events.model.ts) are this module's
 // alone, and it imports no other module but activity, where its operators' actions are recorded.
-export { EVENT_TABLES } from './events.model.ts';
+export { DELIVERY_STATES, EVENT_TABLES } from './events.model.ts';
 export { endpointDisabledNotice } from './events.mails.ts';
 export { emitEvent, emitEvents, emitSecurityChange, eventOrderingLocks } from './events.outbox.ts';
 export { endpointBacklogs, endpointRows as eventEndpointRows, oldestPending as oldestPendingEventDeliveries } from './events.repo.ts';
