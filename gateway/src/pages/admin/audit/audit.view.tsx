@@ -59,7 +59,7 @@ export function AuditPage({ operator, filter, page, paged }: { operator: Operato
               <td>{item.account_id === null ? <span class="muted">–</span> : <a href={`/admin/accounts/${item.account_id}`}>{`#${item.account_id}`}</a>}</td>
               <td>
                 <code>{item.event}</code>
-                <div class="row-meta">{eventLabel(item.event)}</div>
+                {eventLabel(item.event) !== item.event && <div class="row-meta">{eventLabel(item.event)}</div>}
               </td>
               <td>{item.ip ?? '–'}</td>
               <td>
