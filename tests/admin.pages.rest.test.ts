@@ -216,6 +216,19 @@ test('garbage in queries, ids and form bodies is a 4xx page, never a 5xx', async
     assertPageHeaders(page);
     assert.not.match(page.text, '<script>', path);
   }
+  // A filter the list refuses is said under its field, the list empty.
+  for (const [path, field] of [
+    ['/admin/inbox?since=yesterday', 'since'],
+    ['/admin/inbox?state=bogus', 'state'],
+    ['/admin/audit?since=2026-02-01T00:00:00Z&until=2026-01-01T00:00:00Z', 'since'],
+    ['/admin/audit?account_id=-1', 'account_id'],
+    ['/admin/audit?type=made.up', 'type'],
+  ]) {
+    const page = await visitor.get(path);
+    assert.is(page.status, 400, path);
+    assert.match(page.text, new RegExp(`id="${field}"[^>]*aria-invalid="true"`), `${path}: the field is marked`);
+    assert.match(page.text, `<p class="field-error" id="${field}-error">`, `${path}: its message is under it`);
+  }
   await visitor.get('/admin');
   const posts: Array<[string, Record<string, string>]> = [
     [`/admin/accounts/${user.user.id}/role`, { role: 'root' }],
