@@ -134,6 +134,7 @@ test('pages with data; times in UTC in <time datetime>; accounts page by cursor'
   const accounts = await visitor.get('/admin/accounts?q=console.');
   assert.match(accounts.text, 'console.paging.2@example.com');
   assert.match(accounts.text, /<time datetime="[^"]+Z">[^<]+ UTC<\/time>/);
+  assert.match((await visitor.get('/account')).text, '<a href="/admin">Open the operator console</a>', 'an admin finds the console from the account page');
   const detail = await visitor.get(`/admin/accounts/${admin.user.id}`);
   assert.is(detail.status, 200);
   assert.match(detail.text, admin.email);

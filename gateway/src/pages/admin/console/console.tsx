@@ -37,7 +37,9 @@ export function filterErrors(error: unknown, labels: Record<string, string>): Fi
   const { code, body } = toErrorResponse(error);
   const issues = body.issues ?? [];
   if (code !== 'VALIDATION_FAILED' || !issues.length || !issues.every((issue) => Object.hasOwn(labels, issue.path))) return undefined;
-  return Object.fromEntries(issues.map((issue) => [issue.path, fieldMessage(labels[issue.path], issue.message, 'given')]));
+  // Zod's own messages start with a capital ("Invalid ISO datetime"), ours do not ("must not be after until").
+  const sentence = (label: string, message: string) => `${label}: ${message.charAt(0).toLowerCase()}${message.slice(1)}${/[.!?]$/.test(message) ? '' : '.'}`;
+  return Object.fromEntries(issues.map((issue) => [issue.path, sentence(labels[issue.path], issue.message)]));
 }
 
 /** What a list says when its filters were refused. */
