@@ -303,6 +303,20 @@ test('actions: role, resend verification, add an endpoint (its secret once), rem
   assert.is(await endpointCount(service), 0);
 });
 
+test('a list pages by cursor: the next page by its link, then the way back to the first', async ({ service, visitor }) => {
+  for (let index = 0; index < 51; index += 1) await insertDelivery(service, `{"n":${index}}`, 'processed');
+  const first = await visitor.get('/admin/inbox?provider=operator&state=processed');
+  assert.is(first.status, 200);
+  assert.is([...first.text.matchAll(/<tr><td><a href="\/admin\/inbox\//g)].length, 50);
+  const next = /<a href="([^"]+)" rel="next">Next page<\/a>/.exec(first.text)?.[1].replace(/&amp;/g, '&');
+  assert.ok(next, 'a link to the next page');
+  assert.match(next, /^\/admin\/inbox\?provider=operator&state=processed&cursor=/);
+  const second = await visitor.get(next);
+  assert.is([...second.text.matchAll(/<tr><td><a href="\/admin\/inbox\//g)].length, 1);
+  assert.match(second.text, '<a href="/admin/inbox?provider=operator&amp;state=processed">First page</a>');
+  assert.match(second.text, 'Last page');
+});
+
 test('inbox: one delivery replayed, dead ones replayed by filter', async ({ service, visitor }) => {
   const id = await insertDelivery(service, '{"event_type":"nothing.here"}');
   await insertDelivery(service, '{"event_type":"nothing.either"}');
