@@ -193,6 +193,7 @@ test('garbage in queries, ids and form bodies is a 4xx page, never a 5xx', async
     '/admin/accounts/abc',
     '/admin/accounts/99999999999',
     '/admin/accounts/2147483000',
+    '/admin/accounts/abc/reset-mfa',
     '/admin/inbox?state=bogus',
     '/admin/inbox?since=yesterday',
     '/admin/inbox?provider=%00',
@@ -267,6 +268,15 @@ test('actions: role, resend verification, add an endpoint (its secret once), rem
   assert.is(await roleOf(service, user.user.id), 'admin');
   assert.match((await visitor.get(made.location!)).text, 'The account is now an admin.');
   assert.is((await visitor.post(`/admin/accounts/${user.user.id}/role`, { role: 'user' })).status, 303);
+  // Resetting the second factor removes it: the account page links to a confirmation, and the POST needs it.
+  assert.match((await visitor.get(`/admin/accounts/${user.user.id}`)).text, 'No second factor to reset.');
+  const confirmReset = await visitor.get(`/admin/accounts/${user.user.id}/reset-mfa`);
+  assert.is(confirmReset.status, 200);
+  assert.match(confirmReset.text, 'Reset the second factor?');
+  assert.is(inputValue(confirmReset.text, 'confirm'), 'yes');
+  const unconfirmed = await visitor.post(`/admin/accounts/${user.user.id}/reset-mfa`, {});
+  assert.is(unconfirmed.status, 400);
+  assert.match(unconfirmed.text, 'Resetting asks for its confirmation page. Nothing was changed.');
   const verified = await visitor.post(`/admin/accounts/${user.user.id}/resend-verification`, {});
   assert.is(verified.status, 409);
   assert.match(verified.text, 'The address is confirmed already');
