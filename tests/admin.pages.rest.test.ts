@@ -134,6 +134,7 @@ test('pages with data; times in UTC in <time datetime>; accounts page by cursor'
   const accounts = await visitor.get('/admin/accounts?q=console.');
   assert.match(accounts.text, 'console.paging.2@example.com');
   assert.match(accounts.text, /<time datetime="[^"]+Z">[^<]+ UTC<\/time>/);
+  assert.match((await visitor.get('/account')).text, '<a href="/admin">Open the operator console</a>', 'an admin finds the console from the account page');
   const detail = await visitor.get(`/admin/accounts/${admin.user.id}`);
   assert.is(detail.status, 200);
   assert.match(detail.text, admin.email);
@@ -192,6 +193,7 @@ test('garbage in queries, ids and form bodies is a 4xx page, never a 5xx', async
     '/admin/accounts/abc',
     '/admin/accounts/99999999999',
     '/admin/accounts/2147483000',
+    '/admin/accounts/abc/reset-mfa',
     '/admin/inbox?state=bogus',
     '/admin/inbox?since=yesterday',
     '/admin/inbox?provider=%00',
@@ -215,6 +217,19 @@ test('garbage in queries, ids and form bodies is a 4xx page, never a 5xx', async
     assert.ok(page.status >= 400 && page.status < 500, `${path}: ${page.status}`);
     assertPageHeaders(page);
     assert.not.match(page.text, '<script>', path);
+  }
+  // A filter the list refuses is said under its field, the list empty.
+  for (const [path, field] of [
+    ['/admin/inbox?since=yesterday', 'since'],
+    ['/admin/inbox?state=bogus', 'state'],
+    ['/admin/audit?since=2026-02-01T00:00:00Z&until=2026-01-01T00:00:00Z', 'since'],
+    ['/admin/audit?account_id=-1', 'account_id'],
+    ['/admin/audit?type=made.up', 'type'],
+  ]) {
+    const page = await visitor.get(path);
+    assert.is(page.status, 400, path);
+    assert.match(page.text, new RegExp(`id="${field}"[^>]*aria-invalid="true"`), `${path}: the field is marked`);
+    assert.match(page.text, `<p class="field-error" id="${field}-error">`, `${path}: its message is under it`);
   }
   await visitor.get('/admin');
   const posts: Array<[string, Record<string, string>]> = [
@@ -253,6 +268,15 @@ test('actions: role, resend verification, add an endpoint (its secret once), rem
   assert.is(await roleOf(service, user.user.id), 'admin');
   assert.match((await visitor.get(made.location!)).text, 'The account is now an admin.');
   assert.is((await visitor.post(`/admin/accounts/${user.user.id}/role`, { role: 'user' })).status, 303);
+  // Resetting the second factor removes it: the account page links to a confirmation, and the POST needs it.
+  assert.match((await visitor.get(`/admin/accounts/${user.user.id}`)).text, 'No second factor to reset.');
+  const confirmReset = await visitor.get(`/admin/accounts/${user.user.id}/reset-mfa`);
+  assert.is(confirmReset.status, 200);
+  assert.match(confirmReset.text, 'Reset the second factor?');
+  assert.is(inputValue(confirmReset.text, 'confirm'), 'yes');
+  const unconfirmed = await visitor.post(`/admin/accounts/${user.user.id}/reset-mfa`, {});
+  assert.is(unconfirmed.status, 400);
+  assert.match(unconfirmed.text, 'Resetting asks for its confirmation page. Nothing was changed.');
   const verified = await visitor.post(`/admin/accounts/${user.user.id}/resend-verification`, {});
   assert.is(verified.status, 409);
   assert.match(verified.text, 'The address is confirmed already');
@@ -287,6 +311,20 @@ test('actions: role, resend verification, add an endpoint (its secret once), rem
   const removed = await visitor.post(`/admin/events/endpoints/${id}/remove`, { confirm: 'yes' });
   assert.is(removed.location, '/admin/events?done=removed');
   assert.is(await endpointCount(service), 0);
+});
+
+test('a list pages by cursor: the next page by its link, then the way back to the first', async ({ service, visitor }) => {
+  for (let index = 0; index < 51; index += 1) await insertDelivery(service, `{"n":${index}}`, 'processed');
+  const first = await visitor.get('/admin/inbox?provider=operator&state=processed');
+  assert.is(first.status, 200);
+  assert.is([...first.text.matchAll(/<tr><td><a href="\/admin\/inbox\//g)].length, 50);
+  const next = /<a href="([^"]+)" rel="next">Next page<\/a>/.exec(first.text)?.[1].replace(/&amp;/g, '&');
+  assert.ok(next, 'a link to the next page');
+  assert.match(next, /^\/admin\/inbox\?provider=operator&state=processed&cursor=/);
+  const second = await visitor.get(next);
+  assert.is([...second.text.matchAll(/<tr><td><a href="\/admin\/inbox\//g)].length, 1);
+  assert.match(second.text, '<a href="/admin/inbox?provider=operator&amp;state=processed">First page</a>');
+  assert.match(second.text, 'Last page');
 });
 
 test('inbox: one delivery replayed, dead ones replayed by filter', async ({ service, visitor }) => {

@@ -40,7 +40,15 @@ function ProfileCard({ csrf, user, state }: { csrf: string; user: AccountData['u
           <span class="badge badge-accent">{user.plan}</span>
         </dd>
         <dt>Role</dt>
-        <dd>{user.role}</dd>
+        <dd>
+          {user.role}
+          {user.role === 'admin' && (
+            <>
+              {' · '}
+              <a href="/admin">Open the operator console</a>
+            </>
+          )}
+        </dd>
         <dt>Member since</dt>
         <dd>
           <time dateTime={user.created_at}>{formatInstant(user.created_at)}</time>

@@ -4,6 +4,7 @@ import type { Notice } from '../../kit/components.tsx';
 import { queryText, type PageKit } from '../../kit/kit.tsx';
 import { isRefusal } from '../../kit/refusals.ts';
 import type { Console, Operator } from '../console/console.tsx';
+import { ConfirmPage } from '../console/console.view.tsx';
 import { AccountPage, AccountsPage } from './accounts.view.tsx';
 
 /** What the account's page says after an action it redirected from (`?done=…`): a fixed list, never echoed text. */
@@ -47,12 +48,26 @@ export function mountAccountsPages(router: Router, kit: PageKit, consolePages: C
       kit.redirect(ctx, `/admin/accounts/${ctx.params.id}?done=sessions-revoked`);
     },
   );
+  // Resetting removes the factors: it asks first, on a page of its own, as removing an endpoint does.
+  const resetConfirmation = (ctx: KoaContext, name = target(ctx)) => ({
+    title: 'Reset the second factor?',
+    text: `The authenticator app, passkeys and recovery codes of ${name} will be removed, and its password alone will sign it in. Make sure who is asking. The owner is mailed.`,
+    button: 'Reset the second factor',
+    danger: true,
+    back: back(ctx),
+  });
+  consolePages.page(router, '/admin/accounts/:id/reset-mfa', async (ctx, operator) => {
+    const { account } = await kit.call(ctx).admin.account({ id: ctx.params.id });
+    const confirmation = { ...resetConfirmation(ctx, `${account.email} (#${account.id})`), action: `/admin/accounts/${account.id}/reset-mfa`, fields: { confirm: 'yes' } };
+    kit.send(ctx, 200, <ConfirmPage viewer={operator} operator={operator} confirmation={confirmation} />);
+  });
   consolePages.action(
     router,
     '/admin/accounts/:id/reset-mfa',
-    [],
-    { confirm: (ctx) => ({ title: 'Reset the second factor', text: `Confirm turning off the second factor of ${target(ctx)}.`, button: 'Reset the second factor', danger: true, back: back(ctx) }) },
-    async (ctx) => {
+    ['confirm'],
+    { confirm: (ctx) => resetConfirmation(ctx) },
+    async (ctx, form, operator) => {
+      if (form.text('confirm') !== 'yes') return show(ctx, operator, 400, { tone: 'error', text: 'Resetting asks for its confirmation page. Nothing was changed.' });
       await kit.call(ctx).admin.resetMfa({ id: ctx.params.id });
       kit.redirect(ctx, `/admin/accounts/${ctx.params.id}?done=mfa-reset`);
     },

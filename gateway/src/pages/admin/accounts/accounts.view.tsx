@@ -65,8 +65,12 @@ function ActionsCard({ operator, details }: { operator: OperatorView; details: D
         </section>
         <section>
           <h3>Reset the second factor</h3>
-          <p class="lead">{account.mfa ? 'Turns off the authenticator app, passkeys and recovery codes. The owner is mailed.' : 'The account has no second factor.'}</p>
-          {account.mfa && <ActionForm action={`${base}/reset-mfa`} operator={operator} label="Reset the second factor" variant="danger" />}
+          <p class="lead">{account.mfa ? 'Turns off the authenticator app, passkeys and recovery codes, after a confirmation. The owner is mailed.' : 'No second factor to reset.'}</p>
+          {account.mfa && (
+            <a class="button button-danger button-small" href={`${base}/reset-mfa`}>
+              Reset the second factor
+            </a>
+          )}
         </section>
         <section>
           <h3>Role</h3>

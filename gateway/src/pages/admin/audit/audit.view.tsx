@@ -1,7 +1,7 @@
 import { Actions, Button, Card, Field } from '../../kit/components.tsx';
 import { AUDIT_EVENTS } from '../../../../../server/src/index.ts';
 import { eventLabel } from '../../kit/wording.ts';
-import type { AdminOutputs } from '../console/console.tsx';
+import { FILTER_REFUSED, type AdminOutputs, type FilterErrors } from '../console/console.tsx';
 import { anyOf, ConsoleLayout, Pager, Select, Table, Time, UserAgent, type OperatorView } from '../console/console.view.tsx';
 
 type AuditPageData = AdminOutputs['auditExport'];
@@ -20,18 +20,20 @@ function downloadHref(filter: AuditFilter): string {
 /** `data` of an event, as short text: it is whatever the event recorded, shown as text, never markup. */
 const dataText = (data: Record<string, unknown> | null) => (data ? JSON.stringify(data) : '–');
 
-export function AuditPage({ operator, filter, page, paged }: { operator: OperatorView; filter: AuditFilter; page: AuditPageData; paged: boolean }) {
+type AuditPageProps = { operator: OperatorView; filter: AuditFilter; page: AuditPageData; paged: boolean; errors?: FilterErrors };
+
+export function AuditPage({ operator, filter, page, paged, errors }: AuditPageProps) {
   const items = filter.type ? page.items.filter((item) => item.event === filter.type) : page.items;
   const filtered = Object.values(filter).some(Boolean);
   return (
-    <ConsoleLayout title="Audit" operator={operator} section="/admin/audit">
+    <ConsoleLayout title="Audit" operator={operator} section="/admin/audit" notice={errors ? FILTER_REFUSED : undefined}>
       <Card>
         <form method="get" action="/admin/audit" class="filters" role="search">
           <div class="filter-row">
-            <Field name="account_id" label="Account id" form={{ values: { account_id: filter.account_id ?? '' } }} autoComplete="off" required={false} inputMode="numeric" />
-            <Select name="type" label="Type" options={anyOf(AUDIT_EVENTS)} value={filter.type} />
-            <Field name="since" label="From (UTC)" form={{ values: { since: filter.since ?? '' } }} autoComplete="off" required={false} hint="e.g. 2026-11-23T12:00:00Z" />
-            <Field name="until" label="Before (UTC)" form={{ values: { until: filter.until ?? '' } }} autoComplete="off" required={false} />
+            <Field name="account_id" label="Account id" form={{ values: { account_id: filter.account_id ?? '' }, errors }} autoComplete="off" required={false} inputMode="numeric" />
+            <Select name="type" label="Type" options={anyOf(AUDIT_EVENTS)} value={filter.type} error={errors?.type} />
+            <Field name="since" label="From (UTC)" form={{ values: { since: filter.since ?? '' }, errors }} autoComplete="off" required={false} hint="e.g. 2026-11-23T12:00:00Z" />
+            <Field name="until" label="Before (UTC)" form={{ values: { until: filter.until ?? '' }, errors }} autoComplete="off" required={false} />
           </div>
           <Actions>
             <Button variant="secondary">Filter</Button>
@@ -59,7 +61,7 @@ export function AuditPage({ operator, filter, page, paged }: { operator: Operato
               <td>{item.account_id === null ? <span class="muted">–</span> : <a href={`/admin/accounts/${item.account_id}`}>{`#${item.account_id}`}</a>}</td>
               <td>
                 <code>{item.event}</code>
-                <div class="row-meta">{eventLabel(item.event)}</div>
+                {eventLabel(item.event) !== item.event && <div class="row-meta">{eventLabel(item.event)}</div>}
               </td>
               <td>{item.ip ?? '–'}</td>
               <td>

@@ -25,6 +25,26 @@ export type ConsolePageHandler = (ctx: KoaContext, operator: Operator) => Promis
 /** An action: what it does once the admin is known and the step-up is settled; it answers (a redirect or a page) itself. */
 export type ConsoleActionHandler = (ctx: KoaContext, form: FormFields, operator: Operator) => Promise<void> | void;
 
+/** Messages under a list's filter fields, by field name. */
+export type FilterErrors = Record<string, string>;
+
+/**
+ * A list procedure's refusal of the filters in the query, as messages under those fields
+ * (the list then shows empty, with a 400); undefined for any other failure, or one about a
+ * field the page does not show (the cursor), which is the console's problem page instead.
+ */
+export function filterErrors(error: unknown, labels: Record<string, string>): FilterErrors | undefined {
+  const { code, body } = toErrorResponse(error);
+  const issues = body.issues ?? [];
+  if (code !== 'VALIDATION_FAILED' || !issues.length || !issues.every((issue) => Object.hasOwn(labels, issue.path))) return undefined;
+  // Zod's own messages start with a capital ("Invalid ISO datetime"), ours do not ("must not be after until").
+  const sentence = (label: string, message: string) => `${label}: ${message.charAt(0).toLowerCase()}${message.slice(1)}${/[.!?]$/.test(message) ? '' : '.'}`;
+  return Object.fromEntries(issues.map((issue) => [issue.path, sentence(labels[issue.path], issue.message)]));
+}
+
+/** What a list says when its filters were refused. */
+export const FILTER_REFUSED = { tone: 'error', text: 'A filter could not be used: see the marked field.' } as const;
+
 /** An action's own description, for the page that asks for the code when its form did not carry one. */
 type ActionOptions = { confirm: (ctx: KoaContext, form: FormFields) => Omit<Confirmation, 'fields' | 'action'> };
 

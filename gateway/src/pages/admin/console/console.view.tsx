@@ -183,18 +183,23 @@ export function Pager({ path, query, nextCursor, paged }: { path: string; query:
 export type Option = { value: string; label: string };
 
 /** A labelled select showing the value chosen; the first option is "any". */
-export function Select({ name, label, options, value, idPrefix }: { name: string; label: string; options: Option[]; value?: string; idPrefix?: string }) {
+export function Select({ name, label, options, value, idPrefix, error }: { name: string; label: string; options: Option[]; value?: string; idPrefix?: string; error?: string }) {
   const id = idPrefix ? `${idPrefix}-${name}` : name;
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <select id={id} name={name}>
+      <select id={id} name={name} aria-invalid={error ? 'true' : undefined} aria-describedby={error ? `${id}-error` : undefined}>
         {options.map((option) => (
           <option value={option.value} selected={option.value === (value ?? '')}>
             {option.label}
           </option>
         ))}
       </select>
+      {error && (
+        <p class="field-error" id={`${id}-error`}>
+          {error}
+        </p>
+      )}
     </div>
   );
 }

@@ -285,9 +285,7 @@ export function DeliveryPage({ operator, delivery, endpoint, notice }: { operato
               </td>
               <td>{attempt.status ?? 'no answer'}</td>
               <td class="num">{`${attempt.ms} ms`}</td>
-              <td class="wrap">
-                <pre class="payload payload-small">{attempt.error ?? '–'}</pre>
-              </td>
+              <td class="wrap">{attempt.error === null ? <span class="muted">–</span> : <pre class="payload payload-small">{attempt.error}</pre>}</td>
             </tr>
           ))}
         </Table>

@@ -2,11 +2,13 @@ import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import type { Notice } from '../../kit/components.tsx';
 import { queryText, type PageKit } from '../../kit/kit.tsx';
-import type { Console } from '../console/console.tsx';
+import { filterErrors, FILTER_REFUSED, type Console } from '../console/console.tsx';
 import { InboxDeliveryPage, InboxPage, type InboxFilter } from './inbox.view.tsx';
 
 type ListInput = NonNullable<Parameters<ReturnType<PageKit['call']>['admin']['listInbox']>[0]>;
 type ReplayInput = NonNullable<Parameters<ReturnType<PageKit['call']>['admin']['replayDeliveries']>[0]>;
+
+const FILTER_LABELS = { provider: 'Provider', state: 'State', since: 'Received from', until: 'Received before' };
 
 /** A filter left empty is no filter; anything else goes to the procedure as typed, which checks it. */
 const given = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value.trim());
@@ -21,9 +23,15 @@ export function mountInboxPages(router: Router, kit: PageKit, consolePages: Cons
     const cursor = queryText(ctx, 'cursor');
     const replayed = queryText(ctx, 'replayed');
     const notice: Notice | undefined = replayed && /^\d{1,9}$/.test(replayed) ? { tone: 'success', text: `${replayed} deliveries were applied again.` } : undefined;
-    // The enums are the procedure's to check: a value outside them is its 400, said on the page.
-    const list = await kit.call(ctx).admin.listInbox({ ...(filter as Omit<ListInput, 'cursor' | 'limit'>), cursor, limit: 50 });
-    kit.send(ctx, 200, <InboxPage operator={operator} filter={filter} list={list} paged={cursor !== undefined} notice={notice} />);
+    // The enums are the procedure's to check: a value outside them is its 400, said under its field.
+    try {
+      const list = await kit.call(ctx).admin.listInbox({ ...(filter as Omit<ListInput, 'cursor' | 'limit'>), cursor, limit: 50 });
+      kit.send(ctx, 200, <InboxPage operator={operator} filter={filter} list={list} paged={cursor !== undefined} notice={notice} />);
+    } catch (error) {
+      const errors = filterErrors(error, FILTER_LABELS);
+      if (!errors) throw error;
+      kit.send(ctx, 400, <InboxPage operator={operator} filter={filter} list={{ success: true, items: [], next_cursor: null }} paged={false} notice={FILTER_REFUSED} errors={errors} />);
+    }
   });
 
   consolePages.page(router, '/admin/inbox/:id', async (ctx, operator) => {

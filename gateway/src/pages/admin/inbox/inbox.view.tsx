@@ -1,6 +1,6 @@
 import { Actions, Button, Card, Field, Hidden, type Notice } from '../../kit/components.tsx';
 import { INBOX_STATES, PROVIDER_NAMES } from '../../../../../server/src/index.ts';
-import type { AdminOutputs } from '../console/console.tsx';
+import type { AdminOutputs, FilterErrors } from '../console/console.tsx';
 import { ActionForm, anyOf, ConsoleLayout, num, Pager, Select, StateBadge, Table, Time, type OperatorView } from '../console/console.view.tsx';
 
 type List = AdminOutputs['listInbox'];
@@ -9,14 +9,14 @@ type Delivery = AdminOutputs['showDelivery']['delivery'];
 /** The list's filters as the query has them (text as given; the procedure checks it). */
 export type InboxFilter = { provider?: string; state?: string; since?: string; until?: string };
 
-function Filters({ filter }: { filter: InboxFilter }) {
+function Filters({ filter, errors = {} }: { filter: InboxFilter; errors?: FilterErrors }) {
   return (
     <form method="get" action="/admin/inbox" class="filters" role="search">
       <div class="filter-row">
-        <Select name="provider" label="Provider" options={anyOf(PROVIDER_NAMES)} value={filter.provider} />
-        <Select name="state" label="State" options={anyOf(INBOX_STATES)} value={filter.state} />
-        <Field name="since" label="Received from (UTC)" form={{ values: { since: filter.since ?? '' } }} autoComplete="off" required={false} hint="e.g. 2026-11-23T12:00:00Z" />
-        <Field name="until" label="Received before (UTC)" form={{ values: { until: filter.until ?? '' } }} autoComplete="off" required={false} />
+        <Select name="provider" label="Provider" options={anyOf(PROVIDER_NAMES)} value={filter.provider} error={errors.provider} />
+        <Select name="state" label="State" options={anyOf(INBOX_STATES)} value={filter.state} error={errors.state} />
+        <Field name="since" label="Received from (UTC)" form={{ values: { since: filter.since ?? '' }, errors }} autoComplete="off" required={false} hint="e.g. 2026-11-23T12:00:00Z" />
+        <Field name="until" label="Received before (UTC)" form={{ values: { until: filter.until ?? '' }, errors }} autoComplete="off" required={false} />
       </div>
       <Actions>
         <Button variant="secondary">Filter</Button>
@@ -45,13 +45,15 @@ function ReplayDead({ operator, filter }: { operator: OperatorView; filter: Inbo
   );
 }
 
-export function InboxPage({ operator, filter, list, paged, notice }: { operator: OperatorView; filter: InboxFilter; list: List; paged: boolean; notice?: Notice }) {
+type InboxPageProps = { operator: OperatorView; filter: InboxFilter; list: List; paged: boolean; notice?: Notice; errors?: FilterErrors };
+
+export function InboxPage({ operator, filter, list, paged, notice, errors }: InboxPageProps) {
   const filtered = Object.values(filter).some(Boolean);
   const query = new URLSearchParams(Object.entries(filter).filter((entry): entry is [string, string] => Boolean(entry[1]))).toString();
   return (
     <ConsoleLayout title="Inbound webhooks" operator={operator} section="/admin/inbox" notice={notice} actions path={query ? `/admin/inbox?${query}` : '/admin/inbox'}>
       <Card>
-        <Filters filter={filter} />
+        <Filters filter={filter} errors={errors} />
       </Card>
       <Card>
         <Table
@@ -78,7 +80,7 @@ export function InboxPage({ operator, filter, list, paged, notice }: { operator:
         </Table>
         <Pager path="/admin/inbox" query={filter} nextCursor={list.next_cursor} paged={paged} />
       </Card>
-      <ReplayDead operator={operator} filter={filter} />
+      {!errors && <ReplayDead operator={operator} filter={filter} />}
     </ConsoleLayout>
   );
 }
