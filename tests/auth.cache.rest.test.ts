@@ -58,7 +58,7 @@ test.before(async (context) => {
   if (!onServer) return;
   context.sql = new pg.Client({ connectionString: context.service.env.DATABASE_URL });
   await context.sql.connect();
-  await eventually('the cache listening', () => context.service.deps.authCache.enabled, 10_000);
+  await eventually('the cache listening', () => context.service.deps.authCache.enabled);
 });
 test.after(async ({ service, sql }) => {
   await sql?.end();
@@ -142,7 +142,7 @@ if (!onServer) {
   test('two instances on one database: logout on one refuses the JWT on the other within a second', async ({ service }) => {
     const other = await startTestService({}, { joining: service });
     try {
-      await eventually('the second instance listening', () => other.deps.authCache.enabled, 10_000);
+      await eventually('the second instance listening', () => other.deps.authCache.enabled);
       const account = await registerAndVerify(service, 'two-instances@example.com');
       await primeSession(service, account.token);
       await primeSession(other, account.token);
@@ -168,7 +168,7 @@ if (!onServer) {
     await unnoticed(sql, "UPDATE accounts SET plan = 'team' WHERE id = $1", [account.user.id]);
     assert.is(await planOf(service, account), 'team');
 
-    await eventually('the cache on again', () => service.deps.authCache.enabled, 10_000);
+    await eventually('the cache on again', () => service.deps.authCache.enabled);
     assert.ok(service.logs.text().includes('auth cache off'), 'the outage is logged');
     assert.is(await planOf(service, account), 'team');
     await primeKey(service, account);

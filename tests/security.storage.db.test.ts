@@ -60,7 +60,7 @@ test('a ciphertext copied into another column or row of the database does not op
     const storeAlicesKey = async (sealed: string) => {
       const epochBefore = service.deps.authCache.epoch;
       await service.deps.db.query('UPDATE accounts SET api_key_sealed = $2 WHERE id = $1', [alice.user.id, sealed]);
-      if (service.deps.authCache.enabled) await eventually('the change noticed', () => service.deps.authCache.epoch !== epochBefore, 5_000);
+      if (service.deps.authCache.enabled) await eventually('the change noticed', () => service.deps.authCache.epoch !== epochBefore);
     };
     for (const copied of [site.secret_sealed, bobs.api_key_sealed]) {
       await storeAlicesKey(copied);
