@@ -219,7 +219,9 @@ if (process.env.DATABASE_URL) {
     const account = await createAccount({ url: base, smtp }, 'later');
     const delivery = subscriptionDelivery(account, 'subscription.activated', 'active');
     assert.is((await post({ url: base }, '/billingprovider/webhook', delivery.payload, delivery.headers)).status, 200);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Rather than a pause to see that nothing applies it: its inbox row is kept and still waits.
+    const [row] = await sql(`SELECT state FROM webhook_inbox WHERE provider = 'billing' AND external_id = $1`, [JSON.parse(delivery.payload).event_id]);
+    assert.is(row?.state, 'received', 'kept, waiting for a worker');
     assert.is(await plan(base, account), 'free', 'nothing applies it while no worker runs');
     const worker = startWorker();
     await eventually('the new worker applied the kept delivery', async () => (await plan(base, account)) === 'pro');
