@@ -6,7 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { bearer, registerAndVerify, type Account } from './helpers/auth.ts';
 import { createEmbeddedDatabase, type TestDatabase } from './helpers/database.ts';
-import { buildService, spawnBuilt, spawnService, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
+import { buildService, exitWithin, spawnBuilt, spawnService, stopService, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
 import { freePort, request, type TestService } from './helpers/service.ts';
 import { startSmtpServer, type SmtpServer } from './helpers/smtp.ts';
 import { eventually } from './helpers/wait.ts';
@@ -40,14 +40,23 @@ async function startOn(dataDir: string, smtp: SmtpServer, extra: Record<string, 
     ...extra,
   };
   const service = spawnService(env, 'all', { detached: true });
-  await waitUntilReady(`${base}/readyz`, service);
+  try {
+    await waitUntilReady(`${base}/readyz`, service);
+  } catch (error) {
+    await stopService(service, { group: true });
+    throw error;
+  }
   return { service, env, base };
 }
 
 async function stop({ service }: Running): Promise<void> {
   if (service.child.exitCode !== null || service.child.signalCode !== null) return;
   service.child.kill('SIGTERM');
-  assert.is(await service.exited, 0, service.output());
+  try {
+    assert.is(await exitWithin(service), 0, service.output());
+  } finally {
+    await stopService(service, { group: true });
+  }
 }
 
 test.before(async (context) => {
@@ -197,7 +206,7 @@ test('a DATA_DIR too long for a socket: the socket is in a private directory of 
 
     const byService = await cli(cliEnv, context.built, ['inbox', 'stats', '--json']);
     assert.is(byService.code, 0, byService.stderr);
-    await eventually('the service to log the command it ran', () => commandLines(running!).length === 1, 5_000);
+    await eventually('the service to log the command it ran', () => commandLines(running!).length === 1);
 
     // Killed outright: the socket stays, refusing; the CLI takes DATA_DIR over and opens it
     // itself, with the service's settings, as an operator's shell would have them.
@@ -216,7 +225,7 @@ test('a DATA_DIR too long for a socket: the socket is in a private directory of 
     await stop(running);
     assert.not.ok(existsSync(socket), 'a stopped service removes its socket');
   } finally {
-    if (running && running.service.child.exitCode === null && running.service.child.signalCode === null) process.kill(-running.service.child.pid!, 'SIGKILL');
+    await stopService(running?.service, { group: true });
     rmSync(socketDir, { recursive: true, force: true });
     await database.drop();
   }

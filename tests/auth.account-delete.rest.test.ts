@@ -100,7 +100,7 @@ const settled = (service: TestService, provider: string, externalId: string) =>
   eventually(`${provider} delivery ${externalId} settled`, async () => {
     const row = await inboxRow(service, provider, externalId);
     return row && row.state !== 'received' ? row : undefined;
-  }, 15_000);
+  });
 
 function subscription(id: string, accountId: number, status = 'active') {
   return {
@@ -153,7 +153,7 @@ async function furnishAccount({ service, botApi }: Context): Promise<Furnished> 
 
   // A live reset token beside the used verification token.
   assert.is((await request(service.url, 'POST', `${AUTH}/password/forgot`, { json: { email: account.email } })).status, 200);
-  await eventually('the reset token issued', async () => (await count(service, `email_tokens WHERE account_id = $1 AND purpose = 'reset'`, [owner.id])) > 0, 10_000);
+  await eventually('the reset token issued', async () => (await count(service, `email_tokens WHERE account_id = $1 AND purpose = 'reset'`, [owner.id])) > 0);
 
   const { siteKey } = await caller.sites.create({ name: 'Doomed shop', paymentWebhookSecret: SITE_SECRET });
   const paid = deliverPayment(service, siteKey, `pi_${randomBytes(8).toString('hex')}`);
@@ -168,8 +168,8 @@ async function furnishAccount({ service, botApi }: Context): Promise<Furnished> 
   const { code } = await caller.notifications.createLinkCode();
   const chatId = 300_000_001;
   assert.is((await post(service, '/messengerone/webhook', JSON.stringify(telegramUpdate(600_000_001, chatId, `/start ${code}`)), telegramHeaders(OPERATOR_SECRET))).status, 200);
-  await eventually('the operator chat linked', async () => (await caller.notifications.status()).linked, 10_000);
-  await eventually('the link confirmed to the chat', () => botApi.sent().some((call) => String(call.body.chat_id) === String(chatId)), 10_000);
+  await eventually('the operator chat linked', async () => (await caller.notifications.status()).linked);
+  await eventually('the link confirmed to the chat', () => botApi.sent().some((call) => String(call.body.chat_id) === String(chatId)));
   await caller.notifications.createLinkCode();
 
   const subscriptionId = `sub_01${randomBytes(10).toString('hex')}`;
@@ -323,7 +323,7 @@ test('a notice that the account was deleted reaches the old address, with no sec
   const { service } = context;
   const { furnished } = await deleted(context);
   const { account } = furnished;
-  const mail = await service.smtp.waitFor(account.email, (m) => /deleted/i.test(m.subject), 20_000);
+  const mail = await service.smtp.waitFor(account.email, (m) => /deleted/i.test(m.subject));
   assert.is(mail.subject, 'Your Gatehouse account was deleted');
   assert.match(mail.text, /deleted/);
   assert.ok(mail.html.length > 0, 'an HTML part too');
@@ -422,7 +422,7 @@ test('with the API key as the credential: 200, then the key and the account\'s J
   const rows = await auditRows(service, 'account.deleted', id);
   assert.is(rows.length, 1);
   assert.is(rows[0].account_id, null);
-  await service.smtp.waitFor(account.email, (m) => m.subject === 'Your Gatehouse account was deleted', 20_000);
+  await service.smtp.waitFor(account.email, (m) => m.subject === 'Your Gatehouse account was deleted');
 });
 
 test('deleting one account leaves another account and its site untouched', async ({ service }) => {

@@ -59,7 +59,7 @@ test.before(async (context) => {
   if (!onServer) return;
   context.sql = new pg.Client({ connectionString: context.service.env.DATABASE_URL });
   await context.sql.connect();
-  await eventually('the cache listening', () => authCacheOf(context.service.deps).enabled, 10_000);
+  await eventually('the cache listening', () => authCacheOf(context.service.deps).enabled);
 });
 test.after(async ({ service, sql }) => {
   await sql?.end();
@@ -143,7 +143,7 @@ if (!onServer) {
   test('two instances on one database: logout on one refuses the JWT on the other within a second', async ({ service }) => {
     const other = await startTestService({}, { joining: service });
     try {
-      await eventually('the second instance listening', () => authCacheOf(other.deps).enabled, 10_000);
+      await eventually('the second instance listening', () => authCacheOf(other.deps).enabled);
       const account = await registerAndVerify(service, 'two-instances@example.com');
       await primeSession(service, account.token);
       await primeSession(other, account.token);
@@ -169,7 +169,7 @@ if (!onServer) {
     await unnoticed(sql, "UPDATE accounts SET plan = 'team' WHERE id = $1", [account.user.id]);
     assert.is(await planOf(service, account), 'team');
 
-    await eventually('the cache on again', () => authCacheOf(service.deps).enabled, 10_000);
+    await eventually('the cache on again', () => authCacheOf(service.deps).enabled);
     assert.ok(service.logs.text().includes('auth cache off'), 'the outage is logged');
     assert.is(await planOf(service, account), 'team');
     await primeKey(service, account);

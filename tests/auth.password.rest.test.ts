@@ -209,7 +209,6 @@ if (process.env.DATABASE_URL) {
           const rows = await resetting.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
           return rows.rowCount === 1;
         },
-        10_000,
       );
       await resetting.query('COMMIT');
       assertError(await answer, 401, 'INVALID_CREDENTIALS');

@@ -267,7 +267,7 @@ test('tRPC auth.updateProfile: the typed client changes the profile, and a stray
 // with a database server that can LISTEN.
 if (process.env.DATABASE_URL) {
   test('a cached /me never shows the old name: the change evicts the account here, before any notice', async ({ service }) => {
-    await eventually('the auth cache listening', () => authCacheOf(service.deps).enabled, 10_000);
+    await eventually('the auth cache listening', () => authCacheOf(service.deps).enabled);
     const account = await newAccount(service, 'profile.cache@example.com');
     const cached = () => authCacheOf(service.deps).get(apiKeyCacheKey(account.apiKey));
     await eventually('/me by API key cached', async () => (await me(service, bearer(account.apiKey))).status === 200 && cached(), 2_000);

@@ -20,7 +20,7 @@ const test = suite<{ service: TestService }>('REST session policy: idle timeout,
 
 /** On PostgreSQL the /me cache must be listening, or a test of it would test the database. */
 async function started(service: TestService): Promise<TestService> {
-  if (onServer) await eventually('the auth cache listening', () => authCacheOf(service.deps).enabled, 10_000);
+  if (onServer) await eventually('the auth cache listening', () => authCacheOf(service.deps).enabled);
   return service;
 }
 

@@ -190,7 +190,7 @@ test('an unlisted origin: the browser blocks the calls after a preflight without
   const login: Call = await page.evaluate(([url, email, password]) => (window as any).frontend.login(url, email, password), [service.url, account.email, account.password]);
   assert.is(login.blocked, true);
   assert.is(seen(service, 'POST', '/api/v1/auth/login'), loginsBefore);
-  await eventually('the console names the CORS block', () => console.some((text) => /blocked by CORS policy/.test(text) && /Access-Control-Allow-Origin/.test(text)), 5000);
+  await eventually('the console names the CORS block', () => console.some((text) => /blocked by CORS policy/.test(text) && /Access-Control-Allow-Origin/.test(text)));
   await page.screenshot({ path: join(SHOTS, 'unlisted-origin.png') });
   await browserContext.close();
 });

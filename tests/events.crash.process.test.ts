@@ -119,7 +119,7 @@ test('SIGKILL between commit and send: the committed events are all sent after a
   const byAccount = await eventually('all 12 events delivered', () => {
     const found = deliveredByAccount();
     return accounts.every((account) => found.get(account.id)?.length === 6) ? found : undefined;
-  }, 30_000);
+  });
   // At least once: an event sent just before the kill, whose answer was not yet recorded, comes again.
   const seen = new Set<string>();
   const inArrivalOrder = receiver.delivered().filter((event) => !seen.has(event.id) && Boolean(seen.add(event.id)));
@@ -135,13 +135,13 @@ test('SIGKILL mid-send: the requests cut off are sent again with the same webhoo
   // Accounts of its own: the first test's kill may still have an answered but unrecorded
   // delivery of its accounts to send again (at least once), whenever its lease runs out.
   const own = [await createAccount({ url, smtp }, 'third'), await createAccount({ url, smtp }, 'fourth')];
-  await eventually('their account.created delivered', () => own.every((account) => deliveredByAccount().get(account.id)?.length === 1), 30_000);
+  await eventually('their account.created delivered', () => own.every((account) => deliveredByAccount().get(account.id)?.length === 1));
   receiver.mode = 'hang';
   const seen = receiver.received.length;
   for (let i = 0; i < 3; i++) for (const account of own) await rotateKey(account);
   // Each account's first new event is in flight (the later ones wait behind it, in order).
   const inFlight = () => receiver.received.slice(seen).filter((request) => own.some((account) => account.id === accountOfRequest(request)));
-  await eventually('a request in flight for each account', () => own.every((account) => inFlight().some((request) => accountOfRequest(request) === account.id)), 15_000);
+  await eventually('a request in flight for each account', () => own.every((account) => inFlight().some((request) => accountOfRequest(request) === account.id)));
   const cutOff = inFlight().map((request) => request.headers['webhook-id']);
   await kill('SIGKILL');
 
@@ -151,7 +151,7 @@ test('SIGKILL mid-send: the requests cut off are sent again with the same webhoo
   const byAccount = await eventually('every event delivered after the restart', () => {
     const found = deliveredByAccount();
     return own.every((account) => found.get(account.id)?.length === 4) ? found : undefined;
-  }, 60_000);
+  });
   const delivered = new Set([...byAccount.values()].flat());
   for (const id of cutOff) assert.ok(delivered.has(id), `${id}, cut off, arrived later with the same webhook-id`);
   for (const account of own) {

@@ -242,7 +242,7 @@ if (process.env.DATABASE_URL) {
           `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%released AS%'`,
         );
         return waiting === 1;
-      }, 5_000);
+      });
       await other.query('COMMIT');
       await finishing;
     } finally {

@@ -50,7 +50,7 @@ const eventsOf = (receiver: EventReceiver, accountId: number, count: number) =>
   eventually(`${count} events of account ${accountId}`, () => {
     const seen = receiver.delivered().filter((event) => accountOf(event) === accountId);
     return seen.length >= count ? seen : undefined;
-  }, 15_000);
+  });
 
 /** The step's events arrived after the ones before: returns what the account's events say so far. */
 async function expectNext(receiver: EventReceiver, accountId: number, expected: string[], step: string[]): Promise<string[]> {

@@ -99,7 +99,7 @@ test("pg-boss 10: plans.js builds the completion and failure statements, and the
   await withRecordedQueue(url, 'fence', async ({ boss, sent }) => {
     await boss.send('fence', {});
     await boss.work('fence', { pollingIntervalSeconds: 0.5 }, async () => {});
-    await eventually('a job completed', () => [...statements].some((text) => sent.has(text)), 10_000);
+    await eventually('a job completed', () => [...statements].some((text) => sent.has(text)));
   });
 });
 
@@ -130,7 +130,7 @@ test("pg-boss 10: its fetch is what plans.js builds, and it reads a queue's batc
     assert.match(picked, /"Node Type":"Index Scan"/, picked);
     assert.not.match(picked, /"Node Type":"Sort"/, `the fetch sorts the whole queue to pick its batch: ${picked}`);
     await boss.work('fence-order', { pollingIntervalSeconds: 0.5, batchSize: 100 }, async () => {});
-    await eventually('pg-boss sent the fetch built above', () => sent.has(fetch), 10_000);
+    await eventually('pg-boss sent the fetch built above', () => sent.has(fetch));
   });
 });
 

@@ -45,7 +45,6 @@ test('a stdout nobody reads: lines wait up to the bound, later ones are dropped 
           text += read.subarray(0, readSync(reader, read, 0, read.length, null)).toString('utf8');
           return false;
         },
-        10_000,
       );
     } finally {
       closeSync(reader);

@@ -57,7 +57,7 @@ test('hashes run on `concurrency` threads at nice 10, the rest queued; close end
   } finally {
     await hasher.close();
   }
-  await eventually('the hashing threads gone after close', () => lowered() === before, 5_000);
+  await eventually('the hashing threads gone after close', () => lowered() === before);
 });
 
 /** CPU time a thread of this process has run, in ns (Linux: /proc/self/task/<tid>/schedstat). */
@@ -126,7 +126,7 @@ test('a job asked for while the hasher closes runs on a new thread; that thread 
   await closing;
   assert.match(await during, /^\$argon2id\$/);
   await hasher.close();
-  await eventually('every hashing thread gone after the second close', () => lowered() === before, 5_000);
+  await eventually('every hashing thread gone after the second close', () => lowered() === before);
 });
 
 test('a thread that dies fails the jobs it held; the queued ones run on its replacement', async () => {

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { buildService, spawnBuilt, spawnScript, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
+import { buildService, exitWithin, spawnBuilt, spawnScript, stopService, terminate, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
 import { freePort } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 import { paddleEvent, paddleHeaders } from './helpers/webhook-fixtures.ts';
@@ -85,32 +85,40 @@ const exitedWithin = async (service: ServiceProcess, ms: number) =>
 
 test('SIGTERM: the request in flight finishes, new connections are refused, and the process exits 0', async (context) => {
   const { service, base, port } = await startBuilt(context);
-  const delivery = halfSentDelivery(port);
-  await delivery.started;
-  const signalled = Date.now();
-  service.child.kill('SIGTERM');
-  await eventually('new connections refused', () => fetch(`${base}/healthz`).then(() => false, () => true), 5_000);
-  assert.is(delivery.answer(), '', 'nothing answered before the request was complete');
-  delivery.finish();
-  await delivery.closed;
-  assert.match(delivery.answer(), /^HTTP\/1\.1 200 OK/);
-  assert.match(delivery.answer(), /Connection: close/i, 'told not to reuse the connection');
-  const exit = await exitedWithin(service, SHUTDOWN_SECONDS * 1000);
-  assert.equal(exit, { code: 0 }, service.output());
-  assert.ok(Date.now() - signalled < SHUTDOWN_SECONDS * 1000);
-  assert.match(service.output(), /"msg":"stopped"/);
+  try {
+    const delivery = halfSentDelivery(port);
+    await delivery.started;
+    const signalled = Date.now();
+    service.child.kill('SIGTERM');
+    await eventually('new connections refused', () => fetch(`${base}/healthz`).then(() => false, () => true));
+    assert.is(delivery.answer(), '', 'nothing answered before the request was complete');
+    delivery.finish();
+    await delivery.closed;
+    assert.match(delivery.answer(), /^HTTP\/1\.1 200 OK/);
+    assert.match(delivery.answer(), /Connection: close/i, 'told not to reuse the connection');
+    const exit = await exitedWithin(service, SHUTDOWN_SECONDS * 1000);
+    assert.equal(exit, { code: 0 }, service.output());
+    assert.ok(Date.now() - signalled < SHUTDOWN_SECONDS * 1000);
+    assert.match(service.output(), /"msg":"stopped"/);
+  } finally {
+    await stopService(service);
+  }
 });
 
 test('SIGTERM with a request that never completes: the process still exits, at SHUTDOWN_TIMEOUT, saying so', async (context) => {
   const { service, port } = await startBuilt(context);
-  const delivery = halfSentDelivery(port);
-  await delivery.started;
-  service.child.kill('SIGTERM');
-  // A second of slack above the timeout, for a loaded machine; the drain waits that long, not less.
-  const exit = await exitedWithin(service, (SHUTDOWN_SECONDS + 1) * 1000);
-  delivery.destroy();
-  assert.equal(exit, { code: 1 }, service.output());
-  assert.match(service.output(), /shutdown took longer than SHUTDOWN_TIMEOUT/);
+  try {
+    const delivery = halfSentDelivery(port);
+    await delivery.started;
+    service.child.kill('SIGTERM');
+    // A second of slack above the timeout, for a loaded machine; the drain waits that long, not less.
+    const exit = await exitedWithin(service, (SHUTDOWN_SECONDS + 1) * 1000);
+    delivery.destroy();
+    assert.equal(exit, { code: 1 }, service.output());
+    assert.match(service.output(), /shutdown took longer than SHUTDOWN_TIMEOUT/);
+  } finally {
+    await stopService(service);
+  }
 });
 
 /** The COPY lines of the Dockerfile's build stage up to its build: [what, where]. */
@@ -164,8 +172,7 @@ test("the built service answers as the sources do, through tRPC's chain and its 
   try {
     fromBuild = await answers(built.base);
   } finally {
-    built.service.child.kill('SIGTERM');
-    await built.service.exited;
+    await terminate(built.service);
   }
   assert.equal(fromBuild.slice(0, 4).map((answer) => answer.status), [401, 401, 400, 401]);
   assert.ok(Array.isArray(fromBuild[4].body) && fromBuild[4].body.length === 2 && fromBuild[4].body.every((call: { error?: unknown }) => call.error), 'a batch of two refused calls');
@@ -175,8 +182,7 @@ test("the built service answers as the sources do, through tRPC's chain and its 
     await waitUntilReady(`http://127.0.0.1:${port}/readyz`, sources);
     assert.equal(fromBuild, await answers(`http://127.0.0.1:${port}`));
   } finally {
-    sources.child.kill('SIGTERM');
-    await sources.exited;
+    await terminate(sources);
   }
 });
 
@@ -196,18 +202,18 @@ test('the built migration runner and CLI work on the same database', async (cont
 test('a worker-only process answers /healthz and /readyz on HEALTH_PORT (the compose health check); on the embedded database it refuses to run alone', async (context) => {
   const port = await freePort();
   const worker = spawnBuilt(built(context, 'main.js'), ['--role=worker'], { ...env(context, 0), HEALTH_PORT: String(port) });
-  if (!context.database.env.DATABASE_URL) {
-    assert.is(await worker.exited, 1);
-    assert.match(worker.errors(), /Gatehouse cannot start: the embedded database serves one process; set DATABASE_URL/);
-    return;
-  }
   try {
+    if (!context.database.env.DATABASE_URL) {
+      assert.is(await exitWithin(worker), 1);
+      assert.match(worker.errors(), /Gatehouse cannot start: the embedded database serves one process; set DATABASE_URL/);
+      return;
+    }
     await waitUntilReady(`http://127.0.0.1:${port}/readyz`, worker);
     assert.equal(await (await fetch(`http://127.0.0.1:${port}/healthz`)).json(), { status: 'ok' });
     assert.is((await fetch(`http://127.0.0.1:${port}/api/v1/auth/me`)).status, 404, 'health only: no API on a worker');
   } finally {
-    worker.child.kill('SIGTERM');
-    assert.is(await worker.exited, 0, worker.output());
+    if (context.database.env.DATABASE_URL) assert.is(await terminate(worker), 0, worker.output());
+    await stopService(worker);
   }
 });
 

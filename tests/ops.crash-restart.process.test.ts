@@ -7,7 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { OWNER_EXIT_WAIT_MS } from '../server/src/lib/embedded-postgres.ts';
 import { createEmbeddedDatabase, type TestDatabase } from './helpers/database.ts';
-import { spawnService, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
+import { exitWithin, spawnService, stopService, terminate, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
 import { freePort, request } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
@@ -39,21 +39,23 @@ async function embeddedEnv(context: Context): Promise<Record<string, string>> {
 const readyz = (env: Record<string, string>) => `http://127.0.0.1:${env.PORT}/readyz`;
 
 async function stop(service: ServiceProcess): Promise<void> {
-  service.child.kill('SIGTERM');
-  assert.is(await service.exited, 0, service.output());
+  assert.is(await terminate(service), 0, service.output());
 }
 
 test('SIGKILLed after acknowledged writes and started again at once, the service becomes ready with every write there', async (context) => {
   const env = await embeddedEnv(context);
   const base = `http://127.0.0.1:${env.PORT}`;
   const first = spawnService(env, 'all', { detached: true });
-  await waitUntilReady(readyz(env), first);
   const accounts = Array.from({ length: 5 }, (_, i) => ({ email: `crash-${i}@example.com`, password: `acknowledged password ${i}`, name: `Crash ${i}` }));
-  for (const account of accounts) {
-    assert.is((await request(base, 'POST', '/api/v1/auth/register', { json: account })).status, 201);
+  try {
+    await waitUntilReady(readyz(env), first);
+    for (const account of accounts) {
+      assert.is((await request(base, 'POST', '/api/v1/auth/register', { json: account })).status, 201);
+    }
+  } finally {
+    // The crash under test, or the cleaning up after a failure: the whole process group at once.
+    await stopService(first, { group: true });
   }
-
-  process.kill(-first.child.pid!, 'SIGKILL');
   const second = spawnService(env);
   try {
     await waitUntilReady(readyz(env), second);
@@ -95,11 +97,15 @@ test('an owner on this machine that stays: refused with the DataDirInUse line, a
   await holdLock(env.DATA_DIR, liveProcess(context).pid!, hostname());
   const started = Date.now();
   const refused = spawnService(env);
-  assert.is(await refused.exited, 1, refused.output());
-  const elapsed = Date.now() - started;
-  assert.match(refused.errors(), `DATA_DIR ${env.DATA_DIR} is in use by another Gatehouse process`);
-  assert.match(refused.output(), WAITING);
-  assert.ok(elapsed >= OWNER_EXIT_WAIT_MS && elapsed < OWNER_EXIT_WAIT_MS + 90_000, `refused after ${elapsed} ms`);
+  try {
+    assert.is(await exitWithin(refused), 1, refused.output());
+    const elapsed = Date.now() - started;
+    assert.match(refused.errors(), `DATA_DIR ${env.DATA_DIR} is in use by another Gatehouse process`);
+    assert.match(refused.output(), WAITING);
+    assert.ok(elapsed >= OWNER_EXIT_WAIT_MS && elapsed < OWNER_EXIT_WAIT_MS + 90_000, `refused after ${elapsed} ms`);
+  } finally {
+    await stopService(refused);
+  }
 });
 
 test('an owner on this machine that exits during the wait: the start takes the lock over and becomes ready', async (context) => {
@@ -108,7 +114,7 @@ test('an owner on this machine that exits during the wait: the start takes the l
   await holdLock(env.DATA_DIR, owner.pid!, hostname());
   const service = spawnService(env);
   try {
-    await eventually('the service to say it waits', () => WAITING.test(service.output()), 30_000);
+    await eventually('the service to say it waits', () => WAITING.test(service.output()));
     owner.kill('SIGKILL');
     await waitUntilReady(readyz(env), service);
     assert.match(service.output(), TAKEN_OVER);
@@ -126,7 +132,7 @@ async function zombie(context: Context): Promise<number> {
   const parent = spawn('sh', ['-c', 'sleep 1 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
   context.others.push(parent);
   const pid = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (chunk) => resolve(String(chunk)))));
-  await eventually(`process ${pid} to be a zombie`, () => / Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')), 10_000);
+  await eventually(`process ${pid} to be a zombie`, () => / Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')));
   return pid;
 }
 
@@ -147,9 +153,13 @@ test('an owner on another host: refused at once, without waiting', async (contex
   const env = await embeddedEnv(context);
   await holdLock(env.DATA_DIR, process.pid, 'another-host.example');
   const refused = spawnService(env);
-  assert.is(await refused.exited, 1, refused.output());
-  assert.match(refused.errors(), `DATA_DIR ${env.DATA_DIR} is in use by another Gatehouse process`);
-  assert.not.match(refused.output(), WAITING);
+  try {
+    assert.is(await exitWithin(refused), 1, refused.output());
+    assert.match(refused.errors(), `DATA_DIR ${env.DATA_DIR} is in use by another Gatehouse process`);
+    assert.not.match(refused.output(), WAITING);
+  } finally {
+    await stopService(refused);
+  }
 });
 
 test.run();

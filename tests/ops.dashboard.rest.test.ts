@@ -145,11 +145,11 @@ async function deadEventDelivery(service: TestService): Promise<void> {
   try {
     const { delivery_id } = await testEndpoint(service.deps, OPERATOR, endpoint.id);
     const attempts = async () => (await showDelivery(service.deps, OPERATOR, delivery_id)).delivery;
-    await eventually('the first attempt', async () => (await attempts()).attempts === 1, 10_000);
+    await eventually('the first attempt', async () => (await attempts()).attempts === 1);
     for (let tried = 1; tried <= RETRY_DELAYS_MS.length; tried++) {
       // Past the wait after this failure with its most jitter: the next attempt is due.
       service.clock.advance(Math.ceil(RETRY_DELAYS_MS[tried - 1] * 1.2) + 1000);
-      await eventually(`attempt ${tried + 1}`, async () => (await attempts()).attempts === tried + 1, 10_000);
+      await eventually(`attempt ${tried + 1}`, async () => (await attempts()).attempts === tried + 1);
     }
     assert.is((await attempts()).state, 'dead');
     await updateEndpoint(service.deps, OPERATOR, { id: endpoint.id, enabled: false });
@@ -164,7 +164,7 @@ async function deliveredEvent(service: TestService): Promise<void> {
   receiver.secrets = [secret];
   try {
     await testEndpoint(service.deps, OPERATOR, endpoint.id);
-    await eventually('the ping delivered', () => receiver.delivered().length === 1, 10_000);
+    await eventually('the ping delivered', () => receiver.delivered().length === 1);
   } finally {
     await deleteEndpoint(service.deps, OPERATOR, endpoint.id);
     await receiver.close();
@@ -181,7 +181,7 @@ async function jobFailure(service: TestService): Promise<void> {
     Buffer.from('not json'),
     service.clock.now(),
   ]);
-  await eventually('the job failed', async () => valueOf(await scrape(service.url, TOKEN), 'job_failures_total') > before, 15_000);
+  await eventually('the job failed', async () => valueOf(await scrape(service.url, TOKEN), 'job_failures_total') > before);
   await service.deps.db.query('DELETE FROM webhook_inbox WHERE id = $1', [id]);
 }
 

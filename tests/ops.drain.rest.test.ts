@@ -43,12 +43,11 @@ if (process.env.DATABASE_URL) {
       'the login to wait on the lock',
       async () =>
         (await database.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO sessions%'`)).rowCount,
-      10_000,
     );
 
     login.destroy();
     const stopped = service.stop();
-    await eventually('the service to say it waits for the request', () => service.logs.text().includes('waiting for requests whose clients hung up'), 10_000);
+    await eventually('the service to say it waits for the request', () => service.logs.text().includes('waiting for requests whose clients hung up'));
     await lockHolder.query('COMMIT');
     await stopped;
 

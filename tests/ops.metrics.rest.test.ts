@@ -181,7 +181,7 @@ test('webhook deliveries by provider and outcome: accepted, duplicate, rejected'
 test('inbox gauges: rows by provider and state from one query, cached 5 s on the service clock; oldest pending age', async ({ service }) => {
   const { db } = service.deps;
   // The delivery above is applied by the worker; the gauges are compared once nothing moves.
-  await eventually('no delivery waiting', async () => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_inbox WHERE state = 'received'`))[0].n === 0, 10_000);
+  await eventually('no delivery waiting', async () => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_inbox WHERE state = 'received'`))[0].n === 0);
   const now = service.clock.now();
   const insert = (provider: string, state: string, receivedAt: Date, enqueuedAt: Date | null = null) =>
     db.query(
@@ -294,7 +294,7 @@ test('job failures by queue', async ({ service }) => {
   );
   await eventually('the job failed once', async () => {
     return failures(await scrape(service)) > failures(before);
-  }, 15_000);
+  });
   // Its retries would keep it waiting for a while: gone, its next try finds nothing to do (lockReceivedEntry).
   await service.deps.db.query('DELETE FROM webhook_inbox WHERE id = $1', [id]);
 });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createEmbeddedDatabase, createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { buildService, listensOn, spawnBuilt, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
+import { buildService, exitWithin, listensOn, spawnBuilt, stopService, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
 import { freePort } from './helpers/service.ts';
 
 // docs/OPERATIONS.md, Troubleshooting: a start that fails prints one line naming the cause and the variable
@@ -39,13 +39,18 @@ function tempDir(context: Context): string {
 /** Starts the built service with `env`, expecting it to stop at once; returns its one line. */
 async function failedStart(context: Context, env: Record<string, string>): Promise<{ line: string; output: string }> {
   const service = spawnBuilt(join(context.build.dir, 'main.js'), ['--role=all'], { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env });
-  const code = await service.exited;
-  assert.is(code, 1, service.output());
-  const lines = service.errors().split('\n').filter(Boolean);
-  assert.is(lines.length, 1, `one line on stderr, got:\n${service.errors()}`);
-  assert.match(lines[0], /^Gatehouse cannot start: /);
-  assert.not.match(service.output(), /\n\s+at /, 'no stack trace');
-  return { line: lines[0], output: service.output() };
+  try {
+    const code = await exitWithin(service);
+    assert.is(code, 1, service.output());
+    const lines = service.errors().split('\n').filter(Boolean);
+    assert.is(lines.length, 1, `one line on stderr, got:\n${service.errors()}`);
+    assert.match(lines[0], /^Gatehouse cannot start: /);
+    assert.not.match(service.output(), /\n\s+at /, 'no stack trace');
+    return { line: lines[0], output: service.output() };
+  } finally {
+    // One that started after all is still running.
+    await stopService(service);
+  }
 }
 
 test('a bad value names its variable', async (context) => {
@@ -96,14 +101,11 @@ test('the harness takes a 200 on the port for the service only from the service:
     );
     assert.match(waited, /^service not ready at /);
     assert.match(waited, `port ${port} is already in use`);
-    assert.is(await service.exited, 1);
+    assert.is(await exitWithin(service), 1);
   } finally {
     stranger.close();
     // Were the wait fooled, the service would be left starting, to take the port once it is free.
-    if (service && service.child.exitCode === null && service.child.signalCode === null) {
-      service.child.kill('SIGKILL');
-      await service.exited;
-    }
+    await stopService(service);
   }
 });
 
@@ -152,7 +154,11 @@ test('a second process on the same embedded DATA_DIR stops after a bounded wait 
     assert.is(statSync(dataDir).mode & 0o777, 0o700, 'DATA_DIR is kept private');
   } finally {
     first.child.kill('SIGTERM');
-    assert.is(await first.exited, 0);
+    try {
+      assert.is(await exitWithin(first), 0);
+    } finally {
+      await stopService(first);
+    }
   }
 });
 
@@ -165,18 +171,24 @@ test('a process killed outright leaves its DATA_DIR lock behind; the next start 
   const port = await freePort();
   const env = { DATA_DIR: dataDir, ...SECRETS, HOST: '127.0.0.1', LOG_LEVEL: 'warn', PORT: String(port) };
   const killed = spawnBuilt(join(context.build.dir, 'main.js'), [], env);
-  await waitUntilReady(`http://127.0.0.1:${port}/readyz`, killed);
-  killed.child.kill('SIGKILL');
-  await killed.exited;
-  assert.ok(statSync(join(dataDir, 'gatehouse.lock')).isDirectory(), 'the lock outlived its process');
-  const next = spawnBuilt(join(context.build.dir, 'main.js'), [], env);
-  await waitUntilReady(`http://127.0.0.1:${port}/readyz`, next);
-  // At once: taken over because its owner is gone (this line says so), not after the 10 s
-  // that make an unrenewed lock stale (that path takes it silently), and without waiting
-  // for an owner still there. A clock would say the same less surely on a loaded machine.
-  assert.match(next.output(), /DATA_DIR was locked by a process that is gone; taking the lock over/);
-  assert.not.match(next.output(), /waiting up to/);
-  await stopAfterReady(next, port);
+  let next: ServiceProcess | undefined;
+  try {
+    await waitUntilReady(`http://127.0.0.1:${port}/readyz`, killed);
+    killed.child.kill('SIGKILL');
+    await killed.exited;
+    assert.ok(statSync(join(dataDir, 'gatehouse.lock')).isDirectory(), 'the lock outlived its process');
+    next = spawnBuilt(join(context.build.dir, 'main.js'), [], env);
+    await waitUntilReady(`http://127.0.0.1:${port}/readyz`, next);
+    // At once: taken over because its owner is gone (this line says so), not after the 10 s
+    // that make an unrenewed lock stale (that path takes it silently), and without waiting
+    // for an owner still there. A clock would say the same less surely on a loaded machine.
+    assert.match(next.output(), /DATA_DIR was locked by a process that is gone; taking the lock over/);
+    assert.not.match(next.output(), /waiting up to/);
+    await stopAfterReady(next, port);
+  } finally {
+    await stopService(killed);
+    await stopService(next);
+  }
 });
 
 async function stopAfterReady(service: ServiceProcess, port: number): Promise<void> {
@@ -184,7 +196,11 @@ async function stopAfterReady(service: ServiceProcess, port: number): Promise<vo
     await waitUntilReady(`http://127.0.0.1:${port}/readyz`, service);
   } finally {
     service.child.kill('SIGTERM');
-    assert.is(await service.exited, 0, service.output());
+    try {
+      assert.is(await exitWithin(service), 0, service.output());
+    } finally {
+      await stopService(service);
+    }
   }
 }
 

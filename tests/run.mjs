@@ -1,12 +1,44 @@
 // Runs every tests/**/*.test.ts (each file with a fresh service and database of its own), a
 // few at a time in warm processes, and closes with the line CI reads: "N passed, N failed".
+// After each file it checks that the file left nothing behind (helpers/leaks.mjs).
+//
+//   node tests/run.mjs [--database-scope] [<substring of a path>...]
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cleanUp, describeLeaks, descendants, killAll, settledLeaks, snapshot } from './helpers/leaks.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const filter = process.argv.slice(2);
+const args = process.argv.slice(2);
+const filter = args.filter((arg) => !arg.startsWith('--'));
+const databaseScope = args.includes('--database-scope') || Boolean(process.env.TEST_DATABASE_SCOPE);
+// Where the test files are: tests/, or (for the harness's own tests) a directory of fixtures.
+const testsDir = process.env.GATEHOUSE_TEST_DIR ?? join(root, 'tests');
+
+/**
+ * `--database-scope` (or TEST_DATABASE_SCOPE=1) runs only the files in which the kind of
+ * database changes what is tested: .ci/run's second pass, on the embedded database (PGlite),
+ * uses it. The other files reach the database through the same SQL whichever serves it, and
+ * the first pass already ran them on PostgreSQL. The scope:
+ * - every *.db.test.ts: they test SQL, locks, leases and storage directly;
+ * - the process files that start a service on the database of the run: a start that fails
+ *   (the embedded database has failures of its own: a locked or unreadable data directory),
+ *   the lifecycle (start, drain, stop with the database's files closed), and the two crash
+ *   files, where what a SIGKILL leaves in the database's files must recover exactly once;
+ * - the REST journeys every user takes (register, verify, log in), end to end once on it.
+ * Files that always use the embedded database (the CLI beside a running service, the
+ * supervisor's crash-restart) ran on it in the first pass already.
+ */
+const DATABASE_SCOPE = [
+  /\.db\.test\.ts$/,
+  /ops\.start-failures\.process\./,
+  /ops\.lifecycle\.process\./,
+  /events\.crash\.process\./,
+  /webhooks\.crash\.process\./,
+  /auth\.(register|verify|login)\.rest\./,
+];
 
 function findTests(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -16,8 +48,9 @@ function findTests(dir) {
   });
 }
 
-const files = findTests(join(root, 'tests'))
+const files = findTests(testsDir)
   .filter((file) => !filter.length || filter.some((f) => file.includes(f)))
+  .filter((file) => !databaseScope || DATABASE_SCOPE.some((pattern) => pattern.test(file)))
   .sort();
 
 // TEST_ORDER=reverse runs each file's tests last to first: no test may need another's leftovers.
@@ -79,31 +112,38 @@ async function prepareBuild() {
 const SCRATCH_MIN_FREE = 2 * 1024 ** 3;
 
 /**
- * Scratch space in memory where the machine offers it (/dev/shm), unless TMPDIR is set: every
- * suite on the embedded database copies a data directory (39 MB in about a thousand files)
- * and removes it again, about ten times faster on tmpfs than on a disk's file system, and
- * PGlite writes its files there. The test processes, and what they start, inherit TMPDIR; the
- * directory goes at the end of the run, with those of earlier runs that were killed.
+ * The run's scratch directory: in memory where the machine offers it (/dev/shm) unless TMPDIR
+ * is set, else in TMPDIR. Every suite on the embedded database copies a data directory (39 MB
+ * in about a thousand files) and removes it again, about ten times faster on tmpfs than on a
+ * disk's file system, and PGlite writes its files there. Each test process gets a directory
+ * of its own inside it as TMPDIR (what it starts inherits it), so that what a file leaves
+ * there is known to be that file's; what the run shares (the embedded template) sits at its
+ * top. The directory goes at the end of the run, with those of earlier runs that were killed.
  */
 function prepareScratch() {
+  const base = process.env.TMPDIR || !inMemory() ? tmpdir() : '/dev/shm';
+  for (const name of readdirSync(base)) {
+    const pid = Number(/^gatehouse-tests-(\d+)$/.exec(name)?.[1]);
+    if (pid && !isAlive(pid)) rmSync(join(base, name), { recursive: true, force: true });
+  }
+  const dir = join(base, `gatehouse-tests-${process.pid}`);
+  mkdirSync(dir, { mode: 0o700 });
+  process.env.TMPDIR = dir;
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Whether /dev/shm can take a run's scratch files. */
+function inMemory() {
   const shm = '/dev/shm';
-  if (process.env.TMPDIR || !existsSync(shm)) return undefined;
+  if (!existsSync(shm)) return false;
   try {
     accessSync(shm, constants.W_OK);
     // A container's /dev/shm is often 64 MB: an embedded run held 440 MB at its peak here.
     const { bavail, bsize } = statfsSync(shm);
-    if (bavail * bsize < SCRATCH_MIN_FREE) return undefined;
+    return bavail * bsize >= SCRATCH_MIN_FREE;
   } catch {
-    return undefined;
+    return false;
   }
-  for (const name of readdirSync(shm)) {
-    const pid = Number(/^gatehouse-tests-(\d+)$/.exec(name)?.[1]);
-    if (pid && !isAlive(pid)) rmSync(join(shm, name), { recursive: true, force: true });
-  }
-  const dir = join(shm, `gatehouse-tests-${process.pid}`);
-  mkdirSync(dir, { mode: 0o700 });
-  process.env.TMPDIR = dir;
-  return { remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 function isAlive(pid) {
@@ -116,7 +156,22 @@ function isAlive(pid) {
 }
 
 const FILE_TIMEOUT_MS = 600_000; // generous: on the embedded database a file may take minutes
-const concurrency = Number(process.env.TEST_CONCURRENCY ?? 4);
+/**
+ * How long a file's leftovers may take to go (a close or an exit it did not await) before they
+ * count as leaks: generous, since a loaded machine is slow to end processes; paid only by a
+ * file that leaves something. TEST_LEAK_GRACE_MS shortens it for the harness's own fixtures.
+ */
+const LEAK_GRACE_MS = Number(process.env.TEST_LEAK_GRACE_MS ?? 10_000);
+/**
+ * Files at a time: CONCURRENCY_PER_CORE per core the machine gives this process, or
+ * TEST_CONCURRENCY. One per core measured best: ten REST files on two shared cores took 179 s
+ * two at a time, 233 s four at a time and 206 s six at a time (2026-12-02). A file's waits are
+ * mostly on work that needs a core too (PostgreSQL, its service's worker, argon2, the processes
+ * and browsers it starts), so more files than cores only take turns, and a machine that runs
+ * other work beside the suite has fewer cores to spare than it counts.
+ */
+const CONCURRENCY_PER_CORE = 1;
+const concurrency = Number(process.env.TEST_CONCURRENCY ?? CONCURRENCY_PER_CORE * availableParallelism());
 
 function resultOf(file, code, text, started) {
   const clean = stripAnsi(text);
@@ -134,12 +189,16 @@ function resultOf(file, code, text, started) {
  * process, and the pool starts a new one for the next file.
  */
 function startRunner(slot) {
+  const scratchDir = join(scratch.dir, `process-${slot}`);
+  mkdirSync(scratchDir, { recursive: true });
   const child = spawn(process.execPath, [...cpuProf, '--import', 'tsx', ...orderImport, ...LOUD_HOOKS, join(root, 'tests/helpers/file-runner.mjs')], {
     cwd: root,
     env: {
       ...process.env,
       FORCE_COLOR: '0',
-      GATEHOUSE_TEST_MIGRATED_TEMPLATE: migrated.template,
+      TMPDIR: scratchDir,
+      GATEHOUSE_TEST_SHARED_DIR: scratch.dir,
+      ...(migrated ? { GATEHOUSE_TEST_MIGRATED_TEMPLATE: migrated.template } : {}),
       // Each concurrent runner draws service ports from a share of its own (helpers/service.ts, freePort).
       GATEHOUSE_TEST_PORT_SLOT: `${slot}/${concurrency}`,
       ...(build ? { GATEHOUSE_TEST_BUILD: build.dir } : {}),
@@ -154,8 +213,11 @@ function startRunner(slot) {
     child.once('message', resolve);
     child.once('exit', () => reject(new Error(`the test process could not start:\n${stray}`)));
   });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
   return {
     ready,
+    pid: child.pid,
+    scratchDir,
     alive: () => child.exitCode === null && child.signalCode === null,
     run(file) {
       const started = Date.now();
@@ -170,6 +232,8 @@ function startRunner(slot) {
         const onMessage = (message) => settle(message.code, stray + message.text);
         const onExit = (code, signal) => settle(code ?? 1, `${stray}\nthe test process ended (${signal ?? `exit code ${code}`}) before the file finished`);
         const timer = setTimeout(() => {
+          // What it started first: once it is gone they belong to no one the check can see.
+          killAll(descendants(child.pid).keys());
           child.kill('SIGKILL');
           settle(1, `${stray}\nthe file did not finish within ${FILE_TIMEOUT_MS / 1000} s`);
         }, FILE_TIMEOUT_MS);
@@ -187,7 +251,27 @@ function startRunner(slot) {
       await exited;
       clearTimeout(timer);
     },
+    /** Ends the process now: the one way to close the ports it still listens on. */
+    async kill() {
+      if (!this.alive()) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
   };
+}
+
+/**
+ * Fails `result` if its file left a process, a listening port or a scratch entry behind, and
+ * clears them away so that the next file does not inherit them: processes are killed, entries
+ * removed, and a test process still listening is replaced by a fresh one.
+ */
+async function checkLeftovers(runner, before, result) {
+  const leaks = await settledLeaks(before, runner.pid, runner.scratchDir, LEAK_GRACE_MS);
+  if (!leaks.any) return;
+  result.failed += 1;
+  result.text += `\nthe file left behind (cleared away by the runner):\n${describeLeaks(leaks).map((leak) => `  ${leak}`).join('\n')}\n`;
+  cleanUp(leaks, runner.scratchDir);
+  if (leaks.ports.length) await runner.kill();
 }
 
 /**
@@ -231,7 +315,8 @@ const expected = new Map(
 const queue = [...files].sort((a, b) => expected.get(b) - expected.get(a) || a.localeCompare(b));
 
 const scratch = prepareScratch();
-const [migrated, build] = await Promise.all([prepareMigratedTemplate(), prepareBuild()]);
+// The harness's fixtures (GATEHOUSE_TEST_DIR) use no database.
+const [migrated, build] = await Promise.all([process.env.GATEHOUSE_TEST_DIR ? undefined : prepareMigratedTemplate(), prepareBuild()]);
 console.log(`running ${files.length} test files on ${process.env.DATABASE_URL ? 'PostgreSQL at DATABASE_URL' : 'the embedded database'}, ${concurrency} at a time`);
 const results = [];
 const runStarted = Date.now();
@@ -245,7 +330,9 @@ const workers = Array.from({ length: Math.min(concurrency, queue.length) }, asyn
         runner = startRunner(slot);
         await runner.ready;
       }
+      const before = snapshot(runner.pid, runner.scratchDir);
       const result = await runner.run(file);
+      await checkLeftovers(runner, before, result);
       results.push(result);
       const name = relative(root, result.file);
       console.log(`${result.failed ? 'FAIL' : 'ok  '} ${name}  (${result.passed} passed, ${result.failed} failed, ${(result.ms / 1000).toFixed(1)} s)`);
@@ -256,10 +343,11 @@ const workers = Array.from({ length: Math.min(concurrency, queue.length) }, asyn
   }
 });
 await Promise.all(workers);
-await migrated.remove();
+await migrated?.remove();
 build?.remove();
-saveDurations(results);
-scratch?.remove();
+// A directory of fixtures (the harness's own tests) has no durations worth keeping.
+if (!process.env.GATEHOUSE_TEST_DIR) saveDurations(results);
+scratch.remove();
 
 console.log(`${results.length} files in ${((Date.now() - runStarted) / 1000).toFixed(0)} s`);
 const passed = results.reduce((sum, r) => sum + r.passed, 0);

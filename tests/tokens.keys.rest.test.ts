@@ -219,7 +219,12 @@ test('tokens keygen: a private JWK alone on stdout, what it is and how to rotate
   const kid = await calculateJwkThumbprint({ kty: jwk.kty, crv: jwk.crv, x: jwk.x });
   assert.match(human.stderr, `This is a new EdDSA PRIVATE key (kid ${kid})`);
   assert.match(human.stderr, /list it second in ACCESS_TOKEN_KEYS[\s\S]*move it first[\s\S]*remove the old key/);
-  assert.is(loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), 'gatehouse-keys-')), ACCESS_TOKEN_KEYS: human.stdout.trim() }).accessTokens.keys.length, 1, 'ACCESS_TOKEN_KEYS takes it as printed');
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-keys-'));
+  try {
+    assert.is(loadConfig({ DATA_DIR: dataDir, ACCESS_TOKEN_KEYS: human.stdout.trim() }).accessTokens.keys.length, 1, 'ACCESS_TOKEN_KEYS takes it as printed');
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 
   const es = await keygen('ES256');
   assert.equal([es.jwk.kty, es.jwk.crv, es.jwk.alg], ['EC', 'P-256', 'ES256']);

@@ -57,7 +57,7 @@ const plan = async (account = customer) => (await callerFor(service, account).au
 
 /** /me answers from a cache that the worker's commit evicts by NOTIFY a moment later. */
 const expectPlan = (account: TestAccount, expected: string) =>
-  eventually(`plan ${expected} for ${account.email}`, async () => (await plan(account)) === expected, 10_000);
+  eventually(`plan ${expected} for ${account.email}`, async () => (await plan(account)) === expected);
 
 async function inboxRow(eventId: string) {
   const [row] = await service.deps.db.query<{ state: string; reason: string | null }>(
@@ -71,7 +71,7 @@ const settled = (eventId: string) =>
   eventually(`event ${eventId} processed`, async () => {
     const row = await inboxRow(eventId);
     return row && row.state !== 'received' ? row : undefined;
-  }, 10_000);
+  });
 
 /** Delivers a subscription event at `at` and waits until the worker has settled it. */
 async function apply(eventType: string, at: number, data: ReturnType<typeof subscription>) {
@@ -85,7 +85,7 @@ test('subscription.activated sets the plan mapped from the first price', async (
   const res = await deliver(event);
   assert.is(res.status, 200);
   assert.equal(res.body, { ok: true });
-  await eventually('the plan pro', async () => (await plan()) === 'pro', 10_000);
+  await eventually('the plan pro', async () => (await plan()) === 'pro');
 });
 
 test('a subscription ends: canceled or paused puts an account without another one back on free', async () => {

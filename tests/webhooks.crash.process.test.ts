@@ -111,7 +111,7 @@ async function assertConverged(fixture: Fixture): Promise<void> {
   const count = await eventually('all deliveries in effect', async () => {
     const current = await effects(fixture);
     return current.size === fixture.deliveries.length ? current : undefined;
-  }, 60_000);
+  });
   for (const delivery of fixture.deliveries) assert.is(count.get(delivery.key), 1, delivery.key);
 }
 
@@ -239,7 +239,7 @@ if (process.env.DATABASE_URL) {
       await admin.query(`ALTER DATABASE ${databaseName} ALLOW_CONNECTIONS false`);
       try {
         await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [databaseName]);
-        await eventually('the worker to find the database away', () => output().includes('inbox dispatch failed'), 20_000);
+        await eventually('the worker to find the database away', () => output().includes('inbox dispatch failed'));
       } finally {
         await admin.query(`ALTER DATABASE ${databaseName} ALLOW_CONNECTIONS true`);
       }

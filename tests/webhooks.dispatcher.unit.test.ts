@@ -57,10 +57,10 @@ test('a failing dispatch waits out its backoff before each new try; one warning 
   const failing = { now: true };
   const { tries, logged, dispatcher, deps } = startOnFlakyDatabase(failing);
   try {
-    await eventually('a second failed try', () => tries.length >= 2, 5_000);
+    await eventually('a second failed try', () => tries.length >= 2);
     failing.now = false;
-    await eventually('a try that works', () => tries.some((one) => !one.failed), 5_000);
-    await eventually('the recovery logged', () => logged.some((line) => line.level === 'info'), 5_000);
+    await eventually('a try that works', () => tries.some((one) => !one.failed));
+    await eventually('the recovery logged', () => logged.some((line) => line.level === 'info'));
 
     const [first, second, third] = tries;
     assert.ok(second.at - first.at >= dispatchRetryDelayMs(1), `tried again after ${second.at - first.at} ms`);
@@ -79,8 +79,8 @@ test('a failing dispatch waits out its backoff before each new try; one warning 
     // Working again ends the streak: the next failure is the first of a new one.
     failing.now = true;
     const before = tries.length;
-    await eventually('a new failure', () => tries.length > before && tries.at(-1)!.failed, 5_000);
-    await eventually('the new streak warned', () => logged.length === 3, 5_000);
+    await eventually('a new failure', () => tries.length > before && tries.at(-1)!.failed);
+    await eventually('the new streak warned', () => logged.length === 3);
     assert.equal(logged[2].fields.failures, 1);
   } finally {
     await dispatcher.stop();
@@ -121,14 +121,14 @@ test('beside the gateway, rows kept in this process are dispatched at once, or 1
     // Right after a dispatch: the next waits out the spacing, so a burst is dispatched in batches.
     deps.inboxKept.notify();
     assert.is(tries.length, 1, 'not at once, within 100 ms of the last');
-    await eventually('the spaced dispatch', () => tries.length === 2, 5_000);
+    await eventually('the spaced dispatch', () => tries.length === 2);
     const gap = tries[1] - tries[0];
     // About SPACING_MS (the timer counts from just before the last transaction began), far from the poll.
     assert.ok(gap >= SPACING_MS / 2 && gap < POLL_MS, `dispatched ${gap.toFixed(0)} ms after the last`);
     release();
     await settle();
     // Idle for longer than the spacing: a commit is dispatched there and then.
-    await eventually('the spacing over', () => sinceLast(tries) >= SPACING_MS, 5_000);
+    await eventually('the spacing over', () => sinceLast(tries) >= SPACING_MS);
     deps.inboxKept.notify();
     assert.is(tries.length, 3, 'the commit that kept rows started a dispatch there and then');
   } finally {
@@ -140,7 +140,7 @@ test('beside the gateway, rows kept in this process are dispatched at once, or 1
 test('rows kept while a dispatch runs get a dispatch of their own right after it', async () => {
   const { deps, dispatcher, tries, release } = startBesideGateway();
   try {
-    await eventually('the spacing over', () => sinceLast(tries) >= SPACING_MS, 5_000);
+    await eventually('the spacing over', () => sinceLast(tries) >= SPACING_MS);
     // Kept after the running dispatch looked: that look cannot have seen them.
     deps.inboxKept.notify();
     deps.inboxKept.notify();

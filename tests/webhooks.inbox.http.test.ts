@@ -63,7 +63,7 @@ test('a burst of concurrent deliveries is stored and applied exactly once each',
   await eventually('all 301 stored', async () => {
     const [{ n }] = await service.deps.db.query<{ n: string }>(`SELECT count(*) AS n FROM channel_messages WHERE channel_id = $1 AND text LIKE 'burst %'`, [channelId]);
     return Number(n) === 301;
-  }, 30_000);
+  });
   const [{ n }] = await service.deps.db.query<{ n: string }>(
     `SELECT count(*) AS n FROM webhook_inbox WHERE scope = $1 AND external_id = ANY($2)`,
     [channelId, [...burst.map((m) => m.token), duplicate.token]],
@@ -110,7 +110,7 @@ test('the writer groups deliveries that arrive while a commit is running', async
   await eventually('the grouped deliveries applied', async () => {
     const [{ n }] = await db.query<{ n: string }>(`SELECT count(*) AS n FROM channel_messages WHERE channel_id = $1 AND text LIKE 'grouped %'`, [channelId]);
     return Number(n) === 200;
-  }, 30_000);
+  });
 });
 
 test('a row the database refuses fails its own delivery only: the others in its commit are kept', async () => {
@@ -134,7 +134,7 @@ test('a row the database refuses fails its own delivery only: the others in its 
   await eventually('the split deliveries applied', async () => {
     const [{ n }] = await service.deps.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM channel_messages WHERE channel_id = $1 AND text LIKE 'split %'`, [channelId]);
     return n === fine.length;
-  }, 30_000);
+  });
 });
 
 test('an entry whose job was lost is picked up by the sweeper', async () => {
@@ -152,7 +152,7 @@ test('an entry whose job was lost is picked up by the sweeper', async () => {
   } finally {
     service.clock.set(new Date());
   }
-  await eventually('the swept entry processed', async () => (await row(token))?.state === 'processed', 10_000);
+  await eventually('the swept entry processed', async () => (await row(token))?.state === 'processed');
   assert.is(await storedTexts('swept up'), 1);
   // Sweeping again finds nothing to do and changes nothing.
   service.clock.advance(11_000);
@@ -177,7 +177,7 @@ test('a failing effect is recorded, retried with backoff, and applied once when 
   const { token, payload } = message('retried into place');
   await withMessagesTableGone(async () => {
     assert.is((await deliver(payload)).status, 200, 'the delivery is accepted even though its effect fails');
-    await eventually('the first failure recorded', async () => (await row(token))?.attempts >= 1, 10_000);
+    await eventually('the first failure recorded', async () => (await row(token))?.attempts >= 1);
   });
   const failed = await row(token);
   assert.is(failed.state, 'received');
@@ -185,7 +185,7 @@ test('a failing effect is recorded, retried with backoff, and applied once when 
   const done = await eventually('the entry processed after a retry', async () => {
     const current = await row(token);
     return current?.state === 'processed' ? current : undefined;
-  }, 20_000);
+  });
   assert.ok(done.attempts >= 2);
   assert.is(await storedTexts('retried into place'), 1);
 });
@@ -202,7 +202,7 @@ test('a delivery that uses up its retries is kept as dead, not dropped', async (
       // No retries left: the first failure goes to the dead-letter queue.
       await service.deps.queue.insert([{ id, name: QUEUES.webhook, data: { inboxId: id }, retryLimit: 0 }], { db: { executeSql: tx.executeSql } });
     });
-    await eventually('the entry dead', async () => (await row(token))?.state === 'dead', 15_000);
+    await eventually('the entry dead', async () => (await row(token))?.state === 'dead');
   });
   const dead = await row(token);
   assert.is(dead.id, id);
@@ -236,7 +236,7 @@ test('a kept delivery is applied straight from the inbox: no job is made for it'
   const done = await eventually('the entry processed', async () => {
     const current = await row(token);
     return current?.state === 'processed' ? current : undefined;
-  }, 10_000);
+  });
   assert.is(done.attempts, 1);
   assert.is(await storedTexts('applied from the inbox'), 1);
   assert.equal(await jobsOf(id), [], 'no job was made');
@@ -268,7 +268,7 @@ test('of a chunk taken from the inbox, the entries that apply are applied and on
       );
       const waiting = await service.deps.db.query(`SELECT 1 FROM webhook_inbox WHERE id = ANY($1::uuid[]) AND state = 'received'`, [ids]);
       return current.enqueued_at && waiting.length === 0 ? current : undefined;
-    }, 10_000);
+    });
     assert.is(failed.state, 'received');
     assert.is(failed.attempts, 1, 'its own attempt is counted, the chunk\'s is not');
     assert.match(failed.last_error ?? '', /JSON/);

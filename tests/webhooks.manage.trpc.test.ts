@@ -32,7 +32,7 @@ test.before(async (context) => {
   context.alice = await createAccount(context.service, 'alice');
   context.bob = await createAccount(context.service, 'bob');
   // The other instance (below) only sees changes it is told of once its listener is up.
-  if (onServer) await eventually('the cache listening', () => authCacheOf(context.service.deps).enabled, 10_000);
+  if (onServer) await eventually('the cache listening', () => authCacheOf(context.service.deps).enabled);
 });
 test.after(async ({ service }) => {
   await service?.close();
@@ -97,7 +97,7 @@ test('sites.delete: the webhook URL answers 404, the site and its payments are g
   const secret = whsec();
   const siteKey = await createSite(service, alice, secret);
   assert.is((await payment(service, siteKey, secret)).status, 200);
-  await eventually('the payment recorded', async () => data(await query(alice, 'sites.payments', { siteKey })).items.length === 1, 10_000);
+  await eventually('the payment recorded', async () => data(await query(alice, 'sites.payments', { siteKey })).items.length === 1);
 
   assert.equal(data(await mutation(alice, 'sites.delete', { siteKey })), { success: true });
   const gone = await payment(service, siteKey, secret);
@@ -167,7 +167,7 @@ test('channels.delete: deliveries answer 404 and the messages are gone', async (
   const path = `/messengertwo/bot/${channel.channelId}`;
   const message = viberMessage(viberToken(9_400_001), { id: 'U-3', name: 'V' }, 'kept until deleted');
   assert.is((await post(service, path, message, viberHeaders(message, 'viber-token-doomed'))).status, 200);
-  await eventually('the message stored', async () => data(await query(alice, 'channels.messages', { channelId: channel.channelId })).items.length === 1, 10_000);
+  await eventually('the message stored', async () => data(await query(alice, 'channels.messages', { channelId: channel.channelId })).items.length === 1);
 
   assert.equal(data(await mutation(alice, 'channels.delete', { channelId: channel.channelId })), { success: true });
   const later = viberMessage(viberToken(9_400_002), { id: 'U-3', name: 'V' }, 'too late');
@@ -223,7 +223,7 @@ if (onServer) {
   test('another instance that had the old secret cached refuses it as soon as the change is committed', async ({ service, alice }) => {
     const other = await startTestService({}, { joining: service });
     try {
-      await eventually('the other instance listening', () => authCacheOf(other.deps).enabled, 10_000);
+      await eventually('the other instance listening', () => authCacheOf(other.deps).enabled);
       const [before, after] = [whsec(), whsec()];
       const siteKey = await createSite(service, alice, before);
       assert.is((await payment(other, siteKey, before)).status, 200, 'the other instance now holds the old secret');

@@ -54,7 +54,7 @@ async function linkChat(account: TestAccount): Promise<number> {
   const chatId = nextChatId++;
   const { code } = await callerFor(service, account).notifications.createLinkCode();
   assert.is((await operator(telegramUpdate(nextUpdateId++, chatId, `/start ${code}`))).status, 200);
-  await eventually('the link confirmation sent', () => sentTo(chatId).length > 0, 10_000);
+  await eventually('the link confirmation sent', () => sentTo(chatId).length > 0);
   return chatId;
 }
 
@@ -73,19 +73,19 @@ test('/start <code> links the chat, replies through the Bot API, and the code is
   assert.is(res.status, 200);
   assert.equal(res.body, { ok: true });
   assert.not.ok('method' in res.body, 'a Telegram answer never carries a method');
-  await eventually('the chat linked', async () => (await caller.notifications.status()).linked, 10_000);
-  const [reply] = await eventually('the reply sent', () => sentTo(chatId).length && sentTo(chatId), 10_000);
+  await eventually('the chat linked', async () => (await caller.notifications.status()).linked);
+  const [reply] = await eventually('the reply sent', () => sentTo(chatId).length && sentTo(chatId));
   assert.is(reply.token, OPERATOR_TOKEN);
   assert.match(reply.body.text, /linked/i);
 
   // The same code from another chat: refused, with a reply saying so.
   const otherChat = nextChatId++;
   await operator(telegramUpdate(nextUpdateId++, otherChat, `/start ${code}`));
-  const [refusal] = await eventually('the refusal sent', () => sentTo(otherChat).length && sentTo(otherChat), 10_000);
+  const [refusal] = await eventually('the refusal sent', () => sentTo(otherChat).length && sentTo(otherChat));
   assert.match(refusal.body.text, /unknown, used or expired/);
   assert.equal(await caller.notifications.status(), { linked: true, chats: 1 });
   await operator(telegramUpdate(nextUpdateId++, chatId, '/stop'));
-  await eventually('the chat unlinked', async () => !(await caller.notifications.status()).linked, 10_000);
+  await eventually('the chat unlinked', async () => !(await caller.notifications.status()).linked);
 });
 
 test('a chat\'s older /start or /stop never undoes a newer one: out of order, or replayed by an operator', async () => {
@@ -97,19 +97,19 @@ test('a chat\'s older /start or /stop never undoes a newer one: out of order, or
   const first = (await caller.notifications.createLinkCode()).code;
   const [start, stop, again] = [nextUpdateId++, nextUpdateId++, nextUpdateId++];
   await operator(telegramUpdate(start, chatId, `/start ${first}`));
-  await eventually('linked', async () => (await caller.notifications.status()).linked, 10_000);
+  await eventually('linked', async () => (await caller.notifications.status()).linked);
   await operator(telegramUpdate(stop, chatId, '/stop'));
-  await eventually('unlinked', async () => !(await caller.notifications.status()).linked, 10_000);
+  await eventually('unlinked', async () => !(await caller.notifications.status()).linked);
   const second = (await caller.notifications.createLinkCode()).code;
   await operator(telegramUpdate(again, chatId, `/start ${second}`));
-  await eventually('linked again', async () => (await caller.notifications.status()).linked, 10_000);
+  await eventually('linked again', async () => (await caller.notifications.status()).linked);
 
   // An operator replays the /stop: applied again, it is older than the /start after it.
   const admin = await createAccount(service, 'admin');
   await service.deps.db.query("UPDATE accounts SET role = 'admin' WHERE id = $1", [admin.id]);
   authCacheOf(service.deps).evictAccount(admin.id);
   await callerFor(service, admin).admin.replayDelivery({ id: await inboxId(stop) });
-  await eventually('the replayed /stop applied', async () => (await stateOf(stop)).state === 'ignored', 10_000);
+  await eventually('the replayed /stop applied', async () => (await stateOf(stop)).state === 'ignored');
   assert.match((await stateOf(stop)).reason ?? '', 'a newer /start or /stop of this chat was applied already');
   assert.equal(await caller.notifications.status(), { linked: true, chats: 1 });
 
@@ -118,9 +118,9 @@ test('a chat\'s older /start or /stop never undoes a newer one: out of order, or
   const third = (await caller.notifications.createLinkCode()).code;
   const [late, early] = [nextUpdateId++, nextUpdateId++];
   await operator(telegramUpdate(early, otherChat, `/start ${third}`));
-  await eventually('the other chat linked', async () => (await caller.notifications.status()).chats === 2, 10_000);
+  await eventually('the other chat linked', async () => (await caller.notifications.status()).chats === 2);
   await operator(telegramUpdate(late, otherChat, '/stop'));
-  await eventually('the late /stop applied', async () => (await stateOf(late)).state === 'ignored', 10_000);
+  await eventually('the late /stop applied', async () => (await stateOf(late)).state === 'ignored');
   assert.equal(await caller.notifications.status(), { linked: true, chats: 2 });
 });
 
@@ -130,7 +130,7 @@ test('a link code expires after 15 minutes', async () => {
   try {
     const chatId = nextChatId++;
     await operator(telegramUpdate(nextUpdateId++, chatId, `/start ${code}`));
-    const [refusal] = await eventually('the refusal sent', () => sentTo(chatId).length && sentTo(chatId), 10_000);
+    const [refusal] = await eventually('the refusal sent', () => sentTo(chatId).length && sentTo(chatId));
     assert.match(refusal.body.text, /expired/);
     assert.equal(await caller.notifications.status(), { linked: false, chats: 0 });
   } finally {
@@ -148,13 +148,13 @@ test('a visitor text is stored in its conversation and forwarded to every linked
   const { items } = await eventually('the message stored', async () => {
     const list = await caller.channels.messages({ channelId: channel.channelId });
     return list.items.length ? list : undefined;
-  }, 10_000);
+  });
   assert.is(items.length, 1);
   assert.is(items[0].conversationId, String(visitorId));
   assert.is(items[0].externalUserId, String(visitorId));
   assert.is(items[0].text, 'Hello, is the shop open?');
   for (const chatId of [first, second]) {
-    const forwarded = await eventually('the message forwarded', () => sentTo(chatId).find((call) => call.body.text.includes('shop open')), 10_000);
+    const forwarded = await eventually('the message forwarded', () => sentTo(chatId).find((call) => call.body.text.includes('shop open')));
     assert.match(forwarded.body.text, /Support/);
     assert.match(forwarded.body.text, /Maria/);
   }
@@ -165,7 +165,7 @@ test('a replayed update_id is answered 200 and has one effect: one message, one 
   const update = telegramUpdate(nextUpdateId++, 777001, 'only once please');
   const answers = await Promise.all([visitor(update), visitor(update), visitor(update)]);
   assert.equal(answers.map((a) => a.status), [200, 200, 200]);
-  await eventually('the message forwarded', () => sentTo(chatId).some((call) => call.body.text.includes('only once please')), 10_000);
+  await eventually('the message forwarded', () => sentTo(chatId).some((call) => call.body.text.includes('only once please')));
   assert.is((await visitor(update)).status, 200);
   await new Promise((resolve) => setTimeout(resolve, 1500));
   const stored = (await caller.channels.messages({ channelId: channel.channelId })).items.filter((m) => m.text === 'only once please');
@@ -179,7 +179,7 @@ test('the Bot API failing with 500 and 429 is retried until the notification is 
   botApi.failNext(1, 500, { chatId });
   botApi.failNext(1, 429, { chatId });
   await visitor(telegramUpdate(nextUpdateId++, 777002, 'retry me'));
-  await eventually('the notification delivered after retries', () => sentTo(chatId).some((call) => call.body.text.includes('retry me')), 20_000);
+  await eventually('the notification delivered after retries', () => sentTo(chatId).some((call) => call.body.text.includes('retry me')));
   const attempts = botApi.calls.slice(before).filter((call) => call.body.chat_id === String(chatId) && call.body.text?.includes('retry me'));
   assert.equal(attempts.map((call) => call.status), [500, 429, 200]);
 });
@@ -190,7 +190,7 @@ test('a chat that is gone (403) is given up after one try', async () => {
   botApi.failNext(1, 403, { chatId, description: 'Forbidden: bot was blocked by the user' });
   await visitor(telegramUpdate(nextUpdateId++, 777003, 'nobody hears this'));
   const toChat = () => botApi.calls.slice(before).filter((call) => call.body.chat_id === String(chatId) && call.body.text?.includes('nobody hears this'));
-  await eventually('the first attempt', () => toChat().length > 0, 10_000);
+  await eventually('the first attempt', () => toChat().length > 0);
   // Long enough for a retry (1-2 s backoff) to have happened if there were one.
   await new Promise((resolve) => setTimeout(resolve, 3000));
   assert.is(toChat().length, 1);
@@ -208,7 +208,7 @@ test('updates other than text messages are kept and ignored', async () => {
       [[edited, photo, member].map((u) => String(u.update_id))],
     );
     return found.length === 3 ? found : undefined;
-  }, 10_000);
+  });
   assert.ok(rows.every((row) => row.state === 'ignored'));
 });
 
@@ -265,7 +265,7 @@ test('a worker chunk of messages for two accounts, with message.received subscri
     assert.equal(applied.map((entry) => entry.outcome.state), ['processed', 'processed', 'processed']);
     const texts = (await caller.channels.messages({ channelId: channel.channelId })).items.map((message) => message.text);
     assert.ok(texts.includes('first of the chunk') && texts.includes('third of the chunk'), texts.join(', '));
-    const sent = await eventually('three message.received events sent', () => (receiver.delivered().length >= 3 ? receiver.delivered() : undefined), 15_000);
+    const sent = await eventually('three message.received events sent', () => (receiver.delivered().length >= 3 ? receiver.delivered() : undefined));
     assert.equal(sent.map((event) => `${event.type} ${event.data.text}`).sort(), ['message.received first of the chunk', 'message.received second of the chunk', 'message.received third of the chunk']);
   });
 });

@@ -4,6 +4,7 @@ import * as assert from 'uvu/assert';
 import { refuseUndeclaredError } from './declared-errors.ts';
 import { request, type HttpResult, type TestService } from './service.ts';
 import { linkToken, type ReceivedMail } from './smtp.ts';
+import { PATIENCE_MS } from './wait.ts';
 
 export const AUTH = '/api/v1/auth';
 export const PASSWORD = 'correct horse battery staple';
@@ -11,7 +12,7 @@ export const PASSWORD = 'correct horse battery staple';
 export type Account = { email: string; password: string; token: string; apiKey: string; user: any };
 
 /** Generous: mails go out in the background, and a loaded CI machine can be slow. */
-export const MAIL_TIMEOUT_MS = 20_000;
+export const MAIL_TIMEOUT_MS = PATIENCE_MS;
 
 /**
  * The next mail to `email` after the `seen` ones already in the inbox; with `pattern`, the

@@ -14,7 +14,8 @@ import { migrate } from '../../server/src/migrations/index.ts';
 export type TestDatabase = { env: Record<string, string>; drop(): Promise<void> };
 
 /** Initialising a PGlite directory takes seconds; each suite copies a ready one. */
-export const EMBEDDED_TEMPLATE = join(tmpdir(), 'gatehouse-pglite-template-0.5.14');
+// In the run's shared scratch directory (tests/run.mjs), not the test process's own TMPDIR: it outlives the file that made it.
+export const EMBEDDED_TEMPLATE = join(process.env.GATEHOUSE_TEST_SHARED_DIR ?? tmpdir(), 'gatehouse-pglite-template-0.5.14');
 
 export async function ensureEmbeddedTemplate(): Promise<void> {
   if (existsSync(join(EMBEDDED_TEMPLATE, 'PG_VERSION'))) return;

@@ -63,6 +63,52 @@ function watch(child: ChildProcess): ServiceProcess {
 }
 
 /**
+ * Ends `service` if it still runs and waits until it has: for a test's `finally`, so that a
+ * failed assertion leaves no service behind (tests/run.mjs fails a file that does). SIGKILL,
+ * or its whole process group for one started `detached`; a stop that is itself under test
+ * sends its own signal first.
+ */
+export async function stopService(service: ServiceProcess | undefined, options: { group?: boolean } = {}): Promise<void> {
+  if (!service || service.child.exitCode !== null || service.child.signalCode !== null) return;
+  try {
+    if (options.group) process.kill(-service.child.pid!, 'SIGKILL');
+    else service.child.kill('SIGKILL');
+  } catch {
+    // ended meanwhile
+  }
+  await service.exited;
+}
+
+/**
+ * Stops `service` as an operator does (SIGTERM) and resolves with its exit code; one that has
+ * not exited within the deadline is killed, so that nothing outlives the test.
+ */
+export async function terminate(service: ServiceProcess): Promise<number | null> {
+  service.child.kill('SIGTERM');
+  try {
+    return await exitWithin(service);
+  } finally {
+    await stopService(service);
+  }
+}
+
+/** How long a process may take to exit when a test expects it to, on a loaded machine. */
+const EXIT_DEADLINE_MS = 120_000;
+
+/** The process's exit code, or a failure naming what it wrote if it has not exited within `deadlineMs`. */
+export async function exitWithin(service: ServiceProcess, deadlineMs = EXIT_DEADLINE_MS): Promise<number | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the process did not exit within ${deadlineMs / 1000} s:\n${service.output()}`)), deadlineMs);
+  });
+  try {
+    return await Promise.race([service.exited, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * `npm run build`'s output: the run's build, or one built afresh from the current sources
  * into a directory of the test's own (so test files never race over dist/), removed by `remove`.
  */

@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { refuseUndeclaredError } from './declared-errors.ts';
+import { PATIENCE_MS } from './wait.ts';
 
 export type RawAnswer = {
   /** `HTTP/1.1 413 Payload Too Large` and the like; '' if the server closed without answering. */
@@ -22,7 +23,7 @@ export function rawRequest(
   url: string,
   head: string,
   feed: { chunk: Buffer; everyMs: number; upTo: number } | undefined,
-  timeoutMs = 15_000,
+  timeoutMs = PATIENCE_MS,
 ): Promise<RawAnswer> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {

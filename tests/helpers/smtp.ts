@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
+import { PATIENCE_MS } from './wait.ts';
 
 /** `envelopeTo`: the RCPT TO addresses, where the mail really goes (the To header may say otherwise). */
 export type ReceivedMail = { to: string; envelopeTo: string[]; subject: string; text: string; html: string; raw: ParsedMail };
@@ -37,7 +38,7 @@ export async function startSmtpServer() {
     url: `smtp://127.0.0.1:${port}`,
     inbox,
     /** The first mail to `to` (after `since` mails already seen) that matches, or a timeout error. */
-    async waitFor(to: string, match: (mail: ReceivedMail) => boolean = () => true, timeoutMs = 5000): Promise<ReceivedMail> {
+    async waitFor(to: string, match: (mail: ReceivedMail) => boolean = () => true, timeoutMs = PATIENCE_MS): Promise<ReceivedMail> {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const found = inbox.find((mail) => mail.to === to && match(mail));

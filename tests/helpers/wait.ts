@@ -4,14 +4,22 @@ type NotYet = undefined | null | false | 0 | '';
 const POLL_INTERVAL_MS = 100;
 
 /**
+ * How long a test waits for what it expects before it fails: generous, since a wait that ends
+ * early costs nothing, while a short one fails a correct test on a loaded machine (two copies
+ * of the suite side by side on two cores make every step several times slower). A test that
+ * asserts speed itself ("within a second") passes its own deadline.
+ */
+export const PATIENCE_MS = 120_000;
+
+/**
  * Polls `check` until it returns a truthy value, and returns that value. A check that throws
  * counts as "not yet" (a service that is restarting refuses connections); once `timeoutMs`
- * has passed, the failure names `what` and the last such error. `what` comes first so that
- * a call reads as a sentence:
+ * (PATIENCE_MS unless told) has passed, the failure names `what` and the last such error.
+ * `what` comes first so that a call reads as a sentence:
  *
- *   await eventually('the plan applied', async () => (await plan()) === 'pro', 10_000);
+ *   await eventually('the plan applied', async () => (await plan()) === 'pro');
  */
-export async function eventually<T>(what: string, check: () => Promise<T | NotYet> | T | NotYet, timeoutMs: number): Promise<T> {
+export async function eventually<T>(what: string, check: () => Promise<T | NotYet> | T | NotYet, timeoutMs = PATIENCE_MS): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
