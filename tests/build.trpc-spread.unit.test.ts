@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -5,10 +6,10 @@ import { pathToFileURL } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { build } from 'esbuild';
-import { fasterTrpcSpread, MIDDLEWARE_CHAIN_MARKER, NATIVE_SPREADS, objectSpread2, TRPC_SPREAD_HELPER, withFasterSpread, withNativeSpreads } from '../scripts/trpc-spread.mjs';
+import { fasterTrpcSpread, MIDDLEWARE_CHAIN_MARKER, NATIVE_SPREADS, objectSpread2, TRPC_SPREAD_HELPER, withFasterSpread, withNativeSpreads } from '../gateway/src/fast-paths/trpc-spread.mjs';
 
 // The build swaps tRPC's object-spread helper for a faster one, and writes the copies made on
-// every call back as native spreads (scripts/trpc-spread.mjs). Here the installed tRPC still
+// every call back as native spreads (gateway/src/fast-paths/trpc-spread.mjs). Here the installed tRPC still
 // defines the helper and holds the copies the rewrites were made for, the two helpers give
 // the same object wherever they could part, and a router answers the same built and not.
 
@@ -197,6 +198,36 @@ test('a router built with the plugin answers as the installed tRPC does, through
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+/** The middleware chain's copy of its options as tRPC's compiler wrote it (the bundle drops the spaces and the empty `{}`). */
+const COMPILED_CHAIN = /_objectSpread2\(_objectSpread2\(\{\},\s*opts\),\s*(?:\{\},\s*)?\{\s*meta:\s*_def\.meta/;
+
+/** The text of every chunk `npm run build` writes with FAST_PATHS set to `fastPaths`, or its failure. */
+function buildWith(fastPaths: string): { status: number | null; stderr: string; code: string } {
+  mkdirSync(join(process.cwd(), '.build'), { recursive: true });
+  const dir = mkdtempSync(join(process.cwd(), '.build', 'fast-paths-'));
+  try {
+    const built = spawnSync(process.execPath, ['build.mjs', `--outdir=${dir}`], { env: { ...process.env, FAST_PATHS: fastPaths }, encoding: 'utf8' });
+    const code = built.status === 0 ? readdirSync(dir).filter((name) => name.endsWith('.js')).map((name) => readFileSync(join(dir, name), 'utf8')).join('\n') : '';
+    return { status: built.status, stderr: built.stderr, code };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('npm run build both ways: FAST_PATHS=on rewrites tRPC, off leaves it as installed, anything else is refused', () => {
+  const on = buildWith('on');
+  assert.is(on.status, 0, on.stderr);
+  assert.ok(on.code.includes('function spreadCopyProperty('), 'on: the faster helper is in the bundle');
+  assert.not.ok(COMPILED_CHAIN.test(on.code), 'on: the middleware chain is written natively');
+  const off = buildWith('off');
+  assert.is(off.status, 0, off.stderr);
+  assert.not.ok(off.code.includes('function spreadCopyProperty('), "off: tRPC's own helper");
+  assert.ok(COMPILED_CHAIN.test(off.code), "off: the middleware chain as tRPC's bundle has it");
+  const wrong = buildWith('fast');
+  assert.is.not(wrong.status, 0);
+  assert.ok(wrong.stderr.includes('FAST_PATHS must be on or off'), wrong.stderr);
 });
 
 test.run();

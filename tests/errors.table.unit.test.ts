@@ -5,7 +5,7 @@ import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { z } from 'zod';
-import { createOpenApiHandler } from '../gateway/src/routes/openapi-handler.ts';
+import { createOpenApiHandler } from '../gateway/src/fast-paths/openapi-handler.ts';
 import { problemFor } from '../gateway/src/pages/kit/problems.ts';
 import type { Deps } from '../server/src/deps.ts';
 import { AppError, codeForStatus, ERROR_CODES, ERRORS, type ErrorCode } from '../server/src/errors/errors.ts';

@@ -1,4 +1,4 @@
-// Types for scripts/trpc-spread.mjs, which build.mjs imports as plain JavaScript.
+// Types for gateway/src/fast-paths/trpc-spread.mjs, which build.mjs imports as plain JavaScript.
 import type { Plugin } from 'esbuild';
 
 export const TRPC_SPREAD_HELPER: string;

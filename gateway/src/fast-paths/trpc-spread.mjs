@@ -1,4 +1,4 @@
-// A build step for `npm run build` (build.mjs): tRPC's bundle copies objects with the
+// A fast path (see index.ts in this folder), and a build step for `npm run build` (build.mjs): tRPC's bundle copies objects with the
 // `_objectSpread2` helper its compiler adds for `{ ...a, b }`, twice at every middleware
 // level of every call (the call's options, then the options for `next`). That helper reads
 // each key through `ownKeys`, a `forEach` closure and `toPropertyKey`, and copies the literal
@@ -22,7 +22,9 @@
 // with the plugin answers as the installed tRPC does.
 //
 // Only the built service has it: `npm start` runs the sources through tsx with node_modules
-// as installed, and so keeps tRPC's own helper (the same results, more slowly).
+// as installed, and so keeps tRPC's own helper (the same results, more slowly). It is one of
+// the fast paths (index.ts in this folder): `FAST_PATHS=off npm run build` leaves tRPC as
+// installed, and `npm run bench` measures /me on such a build beside the default one.
 
 /** The helper as @trpc/server 11's ES module build defines it (dist/getErrorShape-*.mjs). */
 export const TRPC_SPREAD_HELPER = `function _objectSpread2(e) {
@@ -175,11 +177,11 @@ export function fasterTrpcSpread() {
         let contents = source;
         if (contents.includes('function _objectSpread2(')) {
           contents = withFasterSpread(contents);
-          if (!contents) return { errors: [{ text: `${args.path} defines _objectSpread2 other than scripts/trpc-spread.mjs expects: compare the two and update TRPC_SPREAD_HELPER` }] };
+          if (!contents) return { errors: [{ text: `${args.path} defines _objectSpread2 other than gateway/src/fast-paths/trpc-spread.mjs expects: compare the two and update TRPC_SPREAD_HELPER` }] };
         }
         if (contents.includes(MIDDLEWARE_CHAIN_MARKER)) {
           contents = withNativeSpreads(contents);
-          if (!contents) return { errors: [{ text: `${args.path} no longer holds each of NATIVE_SPREADS exactly once (scripts/trpc-spread.mjs): compare them with it and update them` }] };
+          if (!contents) return { errors: [{ text: `${args.path} no longer holds each of NATIVE_SPREADS exactly once (gateway/src/fast-paths/trpc-spread.mjs): compare them with it and update them` }] };
         }
         return contents === source ? undefined : { contents, loader: 'js' };
       });
