@@ -1,7 +1,7 @@
 import type { LoadOptions } from './load.ts';
 import type { Measurement } from './measurement.ts';
 import type { ServiceProcess } from './service-process.ts';
-import { BASELINE, p99AtMostTimes, p99Below, rateAbove, rateAlike, rateAtLeast, type Target } from './targets.ts';
+import { BASELINE, fastPathBuys, p99AtMostTimes, p99Below, rateAbove, rateAlike, rateAtLeast, type Target } from './targets.ts';
 import { loginWithSecondStep } from './login-mfa.ts';
 import { BENCH_AUDIENCE } from './protocol.ts';
 import { eventsOut, eventsOutBesideDown } from './events-out.ts';
@@ -53,6 +53,15 @@ function loginLoad(bench: BenchContext, extra: Partial<LoadOptions> = {}) {
 const meWith = (headers: (bench: BenchContext) => Record<string, string>) => (bench: BenchContext) =>
   bench.load({ url: `${bench.service.info.url}${ME}`, headers: headers(bench) });
 
+/** The rows of the fast paths that need the stock-tRPC service (run.ts starts it for them alone). */
+export const STOCK_TRPC_SCENARIOS = ['me-api-key-stock-trpc'];
+
+function stockTrpcOf(bench: BenchContext) {
+  const stock = bench.service.info.stockTrpc;
+  if (!stock) throw new Error('the stock-tRPC service was not started (run.ts, STOCK_TRPC_SCENARIOS)');
+  return stock;
+}
+
 const bearerJwt = (bench: BenchContext) => ({ authorization: `Bearer ${bench.service.info.account.token}` });
 const bearerApiKey = (bench: BenchContext) => ({ authorization: `Bearer ${bench.service.info.account.apiKey}` });
 
@@ -101,6 +110,27 @@ export const SCENARIOS: Scenario[] = [
     unit: 'req/s',
     run: meWith(bearerApiKey),
     targets: [rateAtLeast(BASELINE, 0.35), p99Below(20)],
+  },
+  // What each fast path buys (gateway/src/fast-paths/): /me by API key without it, beside /me
+  // by API key with everything on. Each must buy at least 10% or go (issue 43).
+  {
+    id: 'me-api-key-stock-handler',
+    label: "GET /me, API key, FAST_PATHS=off's REST handler (trpc-to-openapi's own)",
+    unit: 'req/s',
+    run: (bench) => bench.load({ url: `${bench.service.info.stockHandlerUrl}${ME}`, headers: bearerApiKey(bench) }),
+    references: ['me-api-key'],
+    targets: [fastPathBuys('me-api-key', 0.1)],
+  },
+  {
+    id: 'me-api-key-stock-trpc',
+    label: "GET /me, API key, FAST_PATHS=off's build (tRPC's spreads as installed)",
+    unit: 'req/s',
+    run: (bench) => {
+      const stock = stockTrpcOf(bench);
+      return bench.load({ url: `${stock.url}${ME}`, headers: { authorization: `Bearer ${stock.apiKey}` } });
+    },
+    references: ['me-api-key'],
+    targets: [fastPathBuys('me-api-key', 0.1)],
   },
   {
     id: 'me-jwt',

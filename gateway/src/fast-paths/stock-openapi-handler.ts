@@ -19,6 +19,11 @@ function headerRecord(pairs: Iterable<[string, string]>): Record<string, string 
  * table's, through `responseMeta`); and a failure's body is the one error body, written in
  * place of the library's (its `onError` names the failure, and the end of the response carries
  * toErrorResponse's body instead). Same signature as the fast handler's `handler`.
+ *
+ * One difference is the library's own and stays: it coerces a JSON body's strings too
+ * (`"false"` read as true for a boolean), in place on the procedure's schema, so that tRPC's
+ * calls of that procedure coerce as well from then on; the fast handler coerces only routes
+ * whose input is text (query string, path).
  */
 export function createStockOpenApiHandler(options: { router: AnyTRPCRouter; logger: Logger }) {
   const { logger } = options;
