@@ -28,11 +28,6 @@ export type ServiceInfo = {
   site: SeededSite;
   /** The same service's gateway in the same process with FAST_PATHS=off: trpc-to-openapi's own REST handler (the fast-path rows). */
   stockHandlerUrl: string;
-  /**
-   * A second service process, built with FAST_PATHS=off (tRPC as installed) and run with the
-   * fast REST handler, on a database of its own; started by run.ts only for the rows that use it.
-   */
-  stockTrpc?: { url: string; apiKey: string };
 };
 
 export type Command = { id: number; name: string; args: Record<string, unknown> };

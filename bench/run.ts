@@ -32,14 +32,19 @@ function runFacts(): RunFacts {
 }
 
 /**
- * Runs `use` with the stock-tRPC service beside `service` (its address in service.info) when a
- * selected scenario measures it: a build with FAST_PATHS=off, on a database of its own.
+ * Runs `use` with the stock-tRPC service beside `service` (service.stockTrpc) when a selected
+ * scenario measures it: a build with FAST_PATHS=off (tRPC as installed) running the fast REST
+ * handler, on a database of its own.
  */
 function withStockTrpc<T>(buildDir: string, service: ServiceProcess, use: () => Promise<T>): Promise<T> {
   if (!selectedScenarios().some((scenario) => STOCK_TRPC_SCENARIOS.includes(scenario.id))) return use();
   return withBenchService(stockTrpcBuild(buildDir), async (stock) => {
-    service.info.stockTrpc = { url: stock.info.url, apiKey: stock.info.account.apiKey };
-    return use();
+    service.stockTrpc = stock;
+    try {
+      return await use();
+    } finally {
+      service.stockTrpc = undefined;
+    }
   });
 }
 
