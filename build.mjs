@@ -6,7 +6,6 @@
 // about a second instead of two and a half (README, "Benchmarks").
 import { cpSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
-import { fasterTrpcSpread } from './gateway/src/fast-paths/trpc-spread.mjs';
 
 // `--outdir=…` builds elsewhere (tests build their own copy); it must sit inside the
 // repository so that the packages left external resolve from its node_modules.
@@ -31,11 +30,6 @@ const external = [
   'pg-hstore',
 ];
 
-// FAST_PATHS, the service's switch of its fast paths (gateway/src/fast-paths/): off bundles
-// tRPC as installed, without the spread rewrite, so that a build can be compared with one.
-const fastPaths = process.env.FAST_PATHS ?? 'on';
-if (fastPaths !== 'on' && fastPaths !== 'off') throw new Error(`FAST_PATHS must be on or off, not ${JSON.stringify(fastPaths)}`);
-
 rmSync(outdir, { recursive: true, force: true });
 await build({
   entryPoints: { main: 'gateway/src/main.ts', migrate: 'server/src/roles/migrate.ts', admin: 'server/src/cli/admin.ts', healthcheck: 'gateway/src/healthcheck.ts', ...extraEntries },
@@ -51,8 +45,6 @@ await build({
   jsx: 'automatic',
   jsxImportSource: 'preact',
   external,
-  // tRPC's object-spread helper, swapped for a faster one with the same result (see the file).
-  plugins: fastPaths === 'on' ? [fasterTrpcSpread()] : [],
   // CommonJS packages inside an ES module bundle still call require(). (With splitting, a
   // dynamic import() of a CommonJS package yields only its default export: the code imports
   // packages statically and defers its own modules instead, see migrations/index.ts.)
@@ -64,4 +56,4 @@ await build({
 // module lives in dist/, so they go to dist/assets. (The passkey script's WebAuthn library is
 // read from node_modules/@simplewebauthn/browser at run time, as Swagger UI's files are.)
 cpSync('gateway/src/pages/kit/assets', `${outdir}/assets`, { recursive: true });
-console.log(`built ${outdir}/main.js (the service), ${outdir}/migrate.js, ${outdir}/admin.js (the CLI)${fastPaths === 'off' ? ', tRPC as installed (FAST_PATHS=off)' : ''}`);
+console.log(`built ${outdir}/main.js (the service), ${outdir}/migrate.js, ${outdir}/admin.js (the CLI)`);

@@ -5,18 +5,6 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-function buildInto(dir: string, fastPaths: 'on' | 'off'): void {
-  const built = spawnSync(process.execPath, ['build.mjs', `--outdir=${dir}`, '--entry=bench-serve=bench/serve.ts'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, FAST_PATHS: fastPaths } });
-  if (built.status !== 0) throw new Error(`build failed: ${built.stderr}`);
-}
-
-/** The bench's build with FAST_PATHS=off (tRPC as installed), beside the one in `buildDir`; removed with it. */
-export function stockTrpcBuild(buildDir: string): string {
-  const dir = join(buildDir, 'stock-trpc');
-  buildInto(dir, 'off');
-  return dir;
-}
-
 /**
  * Runs `use` with `npm run build` done into a directory of its own (removed afterwards), plus the bench's service process
  * (bench/serve.ts as `bench-serve.js`) bundled with the same settings: the bench measures
@@ -28,7 +16,8 @@ export async function withBenchBuild<T>(use: (buildDir: string) => Promise<T>): 
   mkdirSync(join(ROOT, '.build'), { recursive: true });
   const dir = mkdtempSync(join(ROOT, '.build', 'bench-'));
   try {
-    buildInto(dir, 'on');
+    const built = spawnSync(process.execPath, ['build.mjs', `--outdir=${dir}`, '--entry=bench-serve=bench/serve.ts'], { cwd: ROOT, encoding: 'utf8' });
+    if (built.status !== 0) throw new Error(`build failed: ${built.stderr}`);
     return await use(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -8,13 +8,13 @@
  */
 import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { stockTrpcBuild, withBenchBuild } from './build.ts';
+import { withBenchBuild } from './build.ts';
 import { withBenchDatabase } from './database.ts';
 import { formatReport, missedTargets, writeIntoReadme, type RunFacts } from './report.ts';
 import { ONLY, runScenarios, selectedScenarios, TIMING } from './runner.ts';
 import { closeEventsReceiver } from './events-out.ts';
-import { CONNECTIONS, STOCK_TRPC_SCENARIOS } from './scenarios.ts';
-import { withBenchService, type ServiceProcess } from './service-process.ts';
+import { CONNECTIONS } from './scenarios.ts';
+import { withBenchService } from './service-process.ts';
 import { measureStartup } from './startup.ts';
 
 /** The page whose Latest results the run rewrites, between its bench markers. */
@@ -31,33 +31,16 @@ function runFacts(): RunFacts {
   };
 }
 
-/**
- * Runs `use` with the stock-tRPC service beside `service` (service.stockTrpc) when a selected
- * scenario measures it: a build with FAST_PATHS=off (tRPC as installed) running the fast REST
- * handler, on a database of its own.
- */
-function withStockTrpc<T>(buildDir: string, service: ServiceProcess, use: () => Promise<T>): Promise<T> {
-  if (!selectedScenarios().some((scenario) => STOCK_TRPC_SCENARIOS.includes(scenario.id))) return use();
-  return withBenchService(stockTrpcBuild(buildDir), async (stock) => {
-    service.stockTrpc = stock;
-    try {
-      return await use();
-    } finally {
-      service.stockTrpc = undefined;
-    }
-  });
-}
-
 async function main(): Promise<void> {
   await withBenchBuild(async (buildDir) => {
-    const { report, missed } = await withBenchService(buildDir, (service) => withStockTrpc(buildDir, service, async () => {
+    const { report, missed } = await withBenchService(buildDir, async (service) => {
       try {
         const run = await runScenarios(service);
         return { report: formatReport(selectedScenarios(), run, runFacts()), missed: missedTargets(selectedScenarios(), run) };
       } finally {
         await closeEventsReceiver();
       }
-    }));
+    });
     console.log(report);
     const verdict = missed.length ? `\nmissed targets:\n  ${missed.join('\n  ')}` : '\nall targets met';
     if (ONLY) return console.log(verdict);

@@ -53,27 +53,19 @@ function loginLoad(bench: BenchContext, extra: Partial<LoadOptions> = {}) {
 const meWith = (headers: (bench: BenchContext) => Record<string, string>) => (bench: BenchContext) =>
   bench.load({ url: `${bench.service.info.url}${ME}`, headers: headers(bench) });
 
-/** The rows of the fast paths that need the stock-tRPC service (run.ts starts it for them alone). */
-export const STOCK_TRPC_SCENARIOS = ['me-api-key-stock-trpc'];
-
 /**
- * `/me` by API key on `target` (a service process and the URL it answers on), counted per
- * CPU-second of that process instead of per second: what a fast path buys is CPU, and on a
- * machine that other work shares, the CPU a process was given moves far less from one second
- * to the next than the rate it reached. (Its own idle work, the worker's polling, counts
- * too: a few milliseconds in a round.)
+ * `/me` by API key at `url` (the service's gateway, or the same service's gateway built with
+ * FAST_PATHS=off), counted per CPU-second of the service's process instead of per second:
+ * what a fast path buys is CPU, and on a machine that other work shares, the CPU time a
+ * process used moves far less from one round to the next than the rate it reached. (Its idle
+ * work, the worker's polling, counts too: a few milliseconds in a round.)
  */
-async function mePerCpuSecond(bench: BenchContext, target: { process: ServiceProcess; url: string; apiKey: string }): Promise<Measurement> {
-  const before = await target.process.command<NodeJS.CpuUsage>('cpu-usage');
-  const measured = await bench.load({ url: `${target.url}${ME}`, headers: { authorization: `Bearer ${target.apiKey}` } });
-  const after = await target.process.command<NodeJS.CpuUsage>('cpu-usage');
+async function mePerCpuSecond(bench: BenchContext, url: string): Promise<Measurement> {
+  const before = await bench.service.command<NodeJS.CpuUsage>('cpu-usage');
+  const measured = await bench.load({ url: `${url}${ME}`, headers: bearerApiKey(bench) });
+  const after = await bench.service.command<NodeJS.CpuUsage>('cpu-usage');
   const cpuSeconds = (after.user - before.user + after.system - before.system) / 1e6;
   return { ...measured, rate: measured.count / cpuSeconds };
-}
-
-function stockTrpcOf(bench: BenchContext): ServiceProcess {
-  if (!bench.service.stockTrpc) throw new Error('the stock-tRPC service was not started (run.ts, STOCK_TRPC_SCENARIOS)');
-  return bench.service.stockTrpc;
 }
 
 const bearerJwt = (bench: BenchContext) => ({ authorization: `Bearer ${bench.service.info.account.token}` });
@@ -125,32 +117,20 @@ export const SCENARIOS: Scenario[] = [
     run: meWith(bearerApiKey),
     targets: [rateAtLeast(BASELINE, 0.35), p99Below(20)],
   },
-  // What each fast path buys (gateway/src/fast-paths/): /me by API key with everything on,
-  // then without one fast path each, all per CPU-second of the process that answers. Each
-  // fast path must buy at least 10% or go (issue 43).
+  // What the fast path buys (gateway/src/fast-paths/): /me by API key with it and without it,
+  // per CPU-second of the service. A fast path must buy at least 10% or go (issue 43).
   {
     id: 'me-api-key-cpu',
     label: 'GET /me, API key, per CPU-second of the service',
     unit: 'req/CPU-s',
-    run: (bench) => mePerCpuSecond(bench, { process: bench.service, url: bench.service.info.url, apiKey: bench.service.info.account.apiKey }),
+    run: (bench) => mePerCpuSecond(bench, bench.service.info.url),
     references: [],
   },
   {
     id: 'me-api-key-stock-handler',
-    label: "the same, FAST_PATHS=off's REST handler (trpc-to-openapi's own; same process)",
+    label: "GET /me, API key, per CPU-second, FAST_PATHS=off (trpc-to-openapi's own REST handler)",
     unit: 'req/CPU-s',
-    run: (bench) => mePerCpuSecond(bench, { process: bench.service, url: bench.service.info.stockHandlerUrl, apiKey: bench.service.info.account.apiKey }),
-    references: ['me-api-key-cpu'],
-    targets: [fastPathBuys('me-api-key-cpu', 0.1)],
-  },
-  {
-    id: 'me-api-key-stock-trpc',
-    label: "the same, FAST_PATHS=off's build (tRPC's spreads as installed; a second service process)",
-    unit: 'req/CPU-s',
-    run: (bench) => {
-      const stock = stockTrpcOf(bench);
-      return mePerCpuSecond(bench, { process: stock, url: stock.info.url, apiKey: stock.info.account.apiKey });
-    },
+    run: (bench) => mePerCpuSecond(bench, bench.service.info.stockHandlerUrl),
     references: ['me-api-key-cpu'],
     targets: [fastPathBuys('me-api-key-cpu', 0.1)],
   },

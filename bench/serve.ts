@@ -173,8 +173,6 @@ function benchConfig(dataDir: string, smtpUrl: string, accessTokenKey: string) {
     LOG_LEVEL: SERVICE_LOG_LEVEL,
     ACCESS_TOKEN_AUDIENCES: BENCH_AUDIENCE,
     ACCESS_TOKEN_KEYS: accessTokenKey,
-    // The stock-tRPC service process (run.ts) is built with FAST_PATHS=off and runs the fast handler: its row measures the build's alone.
-    FAST_PATHS: 'on',
   });
 }
 

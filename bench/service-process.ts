@@ -10,8 +10,6 @@ export type ServiceProcess = {
   /** Runs a named command inside the service's process (see COMMANDS in serve.ts). */
   command<T>(name: string, args?: Record<string, unknown>): Promise<T>;
   stop(): Promise<void>;
-  /** The stock-tRPC service beside this one (run.ts), for the rows that measure it. */
-  stockTrpc?: ServiceProcess;
 };
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

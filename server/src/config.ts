@@ -322,9 +322,8 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
      */
     authCache: e.AUTH_CACHE === 'on',
     /**
-     * The fast paths of gateway/src/fast-paths/ (the REST handler; the build's tRPC spreads,
-     * which `npm run build` reads from the same variable). Off: the libraries' own code, as a
-     * reference to compare with.
+     * The fast paths of gateway/src/fast-paths/ (the REST handler). Off: the library's own
+     * handler, as a reference to compare with.
      */
     fastPaths: e.FAST_PATHS === 'on',
     /**
