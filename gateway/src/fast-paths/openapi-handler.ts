@@ -105,6 +105,9 @@ const PLAIN_PATH = /^(?:\/[A-Za-z0-9_~!$&'()*+,;=:@-]+)*\/?$/;
  * library's pieces, exported by its package but not documented as its API, and tRPC's way of
  * calling a procedure (callProcedure): this file is the only one that reaches them, and
  * tests/internals.db.test.ts tries each as used here, so an upgrade that moves one fails there.
+ * A fast path (index.ts): FAST_PATHS=off answers with the public handler instead
+ * (stock-openapi-handler.ts), and tests/fast-paths.compare.rest.test.ts holds the two to the
+ * same bytes.
  *
  * The handler answers a request by itself (`handler(req, res, createContext)`, finding the
  * route), or answers one whose route `handler.find` found first (`handler.answer`): the
