@@ -12,7 +12,6 @@ COPY package.json package-lock.json ./
 # in this image does not read package.json's allowScripts.
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY build.mjs tsconfig.json ./
-COPY scripts/trpc-spread.mjs ./scripts/
 COPY server ./server
 COPY gateway ./gateway
 RUN node build.mjs

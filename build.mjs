@@ -6,7 +6,6 @@
 // about a second instead of two and a half (README, "Benchmarks").
 import { cpSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
-import { fasterTrpcSpread } from './scripts/trpc-spread.mjs';
 
 // `--outdir=…` builds elsewhere (tests build their own copy); it must sit inside the
 // repository so that the packages left external resolve from its node_modules.
@@ -46,8 +45,6 @@ await build({
   jsx: 'automatic',
   jsxImportSource: 'preact',
   external,
-  // tRPC's object-spread helper, swapped for a faster one with the same result (see the file).
-  plugins: [fasterTrpcSpread()],
   // CommonJS packages inside an ES module bundle still call require(). (With splitting, a
   // dynamic import() of a CommonJS package yields only its default export: the code imports
   // packages statically and defers its own modules instead, see migrations/index.ts.)

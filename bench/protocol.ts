@@ -26,6 +26,8 @@ export type ServiceInfo = {
   ingestFloorUrl: string;
   account: SeededAccount;
   site: SeededSite;
+  /** The same service's gateway in the same process with FAST_PATHS=off: trpc-to-openapi's own REST handler (the fast-path rows). */
+  stockHandlerUrl: string;
 };
 
 export type Command = { id: number; name: string; args: Record<string, unknown> };

@@ -22,7 +22,9 @@ const percent = (fraction: number) => `${(Math.floor(fraction * 1000) / 10).toFi
 
 function ratioCell(scenario: Scenario, own: Measurement, results: Results): string {
   if (scenario.id === BASELINE) return 'baseline';
-  return [...new Set([BASELINE, ...referencesOf(scenario)])]
+  // A rate per CPU-second (the fast-path rows) compares with its own kind only, not with the bare handler's rate per second.
+  const baseline = scenario.unit.endsWith('/CPU-s') ? [] : [BASELINE];
+  return [...new Set([...baseline, ...referencesOf(scenario)])]
     .map((id) => {
       const other = results.get(id);
       return other ? `${percent(own.rate / other.rate)} of ${id} (${rounded(other.rate)})` : `? of ${id}`;

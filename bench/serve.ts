@@ -6,10 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
+import { createGateway } from '../gateway/src/app.ts';
 import { startService, type RunningService } from '../gateway/src/server.ts';
 import { eventually } from '../tests/helpers/wait.ts';
 import { adminService, eventsAdminService, emitEvent, loadConfig, newSigningKey } from '../server/src/index.ts';
@@ -98,6 +99,8 @@ const COMMANDS: Record<string, CommandHandler> = {
   },
   // The soak's readings: the process's resident memory, and an operator's replay of the newest delivery.
   memory: async () => process.memoryUsage(),
+  // The process's CPU time so far, in microseconds: the fast-path rows count requests per CPU-second.
+  'cpu-usage': async () => process.cpuUsage(),
   'replay-newest': async (service, args) => {
     const [row] = await service.deps.db.query<{ id: string }>(
       `SELECT id FROM webhook_inbox WHERE provider = 'payment' AND scope = $1 AND state = 'processed' ORDER BY received_at DESC LIMIT 1`,
@@ -173,6 +176,20 @@ function benchConfig(dataDir: string, smtpUrl: string, accessTokenKey: string) {
   });
 }
 
+/**
+ * The service's gateway built again with FAST_PATHS=off, on its deps (database, caches) and a
+ * port of its own: /me there against /me on the service measures the REST fast path alone,
+ * in the same process and round.
+ */
+async function startStockHandler(service: RunningService): Promise<{ url: string; server: Server }> {
+  const { deps } = service;
+  const gateway = createGateway({ ...deps, config: { ...deps.config, fastPaths: false }, metrics: { ...deps.metrics, readRequestsInFlightFrom: () => {} } });
+  const server = createServer(gateway.app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  countRequests(server);
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
 function answerCommands(service: RunningService, stop: () => Promise<void>): void {
   process.on('message', (command: Command) => {
     const handler = COMMANDS[command.name];
@@ -195,6 +212,7 @@ async function main(): Promise<void> {
   const service = await startService(benchConfig(dataDir, mail.url, JSON.stringify(privateJwk)), 'all');
   countRequests(service.server!);
   const bare = await startBareServer();
+  const stockHandler = await startStockHandler(service);
   const account = await seedAccount(service.deps, service.url!);
   const site = await seedSite(service.deps, account);
   const floor = await startIngestFloor(process.env.DATABASE_URL, site.webhookSecret);
@@ -202,6 +220,9 @@ async function main(): Promise<void> {
     const closed = new Promise((resolve) => bare.server.close(resolve));
     bare.server.closeIdleConnections();
     await closed;
+    const stockClosed = new Promise((resolve) => stockHandler.server.close(resolve));
+    stockHandler.server.closeAllConnections();
+    await stockClosed;
     await floor.close();
     await service.stop();
     await mail.close();
@@ -209,7 +230,7 @@ async function main(): Promise<void> {
     process.exit(0);
   };
   answerCommands(service, stop);
-  const info: ServiceInfo = { type: 'ready', url: service.url!, publicUrl: service.deps.config.publicUrl, bareUrl: bare.url, ingestFloorUrl: floor.url, account, site };
+  const info: ServiceInfo = { type: 'ready', url: service.url!, publicUrl: service.deps.config.publicUrl, bareUrl: bare.url, ingestFloorUrl: floor.url, account, site, stockHandlerUrl: stockHandler.url };
   process.stdout.write(`${JSON.stringify(info)}\n`);
 }
 

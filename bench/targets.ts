@@ -53,3 +53,12 @@ export const rateAbove = (perSecond: number): Target => ({
   label: `rate >= ${perSecond}/s`,
   met: (own) => own.rate >= perSecond,
 });
+
+/**
+ * A fast path's row (gateway/src/fast-paths/): the reference, which has it, runs at least
+ * `1 + fraction` times this row's rate, which lacks it. Less, and the fast path goes.
+ */
+export const fastPathBuys = (id: string, fraction: number): Target => ({
+  label: `${id} >= ${Math.round((1 + fraction) * 100)}% of this (the fast path buys ${Math.round(fraction * 100)}%)`,
+  met: (own, results) => reference(results, id).rate >= (1 + fraction) * own.rate,
+});

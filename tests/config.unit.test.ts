@@ -71,6 +71,8 @@ test('values are parsed: ports, URLs, durations, keys, plans, secrets', (context
   assert.is(config.rateLimits, false);
   assert.is(loadConfig({ ...base, TRUST_PROXY: '2' }).trustedProxies, 2);
   assert.is(loadConfig({ ...base, AUTH_CACHE: 'off' }).authCache, false);
+  assert.is(loadConfig(base).fastPaths, true);
+  assert.is(loadConfig({ ...base, FAST_PATHS: 'off' }).fastPaths, false);
   assert.is(loadConfig({ ...base, TRUST_PROXY: 'off' }).trustedProxies, 0);
   assert.ok(config.warnings.some((warning) => warning.includes('RATE_LIMITS')));
   assert.is(loadConfig({ ...base, PORT: '8080' }).publicUrl, 'http://localhost:8080');
@@ -146,6 +148,7 @@ const BAD_VALUES: Array<[string, string]> = [
   ['OPERATOR_BOT_SECRET', 's'.repeat(257)],
   ['RATE_LIMITS', 'yes'],
   ['AUTH_CACHE', 'no'],
+  ['FAST_PATHS', 'fast'],
   ['TRUST_PROXY', 'true'],
   ['TRUST_PROXY', '0'],
   ['TRUST_PROXY', '11'],

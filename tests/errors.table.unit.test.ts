@@ -6,7 +6,7 @@ import { TRPCError } from '@trpc/server';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { z } from 'zod';
-import { createOpenApiHandler } from '../gateway/src/routes/openapi-handler.ts';
+import { createOpenApiHandler } from '../gateway/src/fast-paths/openapi-handler.ts';
 import { problemFor } from '../gateway/src/pages/kit/problems.ts';
 import type { Deps } from '../server/src/deps.ts';
 import { AppError, codeForStatus, ERROR_CODES, ERRORS, type ErrorCode } from '../server/src/errors/errors.ts';

@@ -5,7 +5,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { z } from 'zod';
-import { createOpenApiHandler } from '../gateway/src/routes/openapi-handler.ts';
+import { createOpenApiHandler } from '../gateway/src/fast-paths/openapi-handler.ts';
 import { AppError } from '../server/src/errors/errors.ts';
 import type { Logger } from '../server/src/lib/logger.ts';
 import type { Context } from '../server/src/trpc/context.ts';

@@ -36,7 +36,7 @@ import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { eventually } from './helpers/wait.ts';
 
 // Every private API of a library that the code leans on is fenced in one file
-// (`*.internals.ts`, and gateway/src/routes/openapi-handler.ts for trpc-to-openapi). Each is
+// (`*.internals.ts`, and the fast path gateway/src/fast-paths/openapi-handler.ts for trpc-to-openapi). Each is
 // tried here as the code uses it, so an upgrade that changes one fails here, by name,
 // before it fails somewhere less obvious.
 

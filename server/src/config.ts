@@ -148,6 +148,7 @@ export const envSchema = z.object({
   BREACHED_PASSWORD_CHECK: z.enum(['off', 'hibp']).default('off'),
   HIBP_API_URL: urlText(['http:', 'https:']).default('https://api.pwnedpasswords.com'),
   AUTH_CACHE: z.enum(['on', 'off']).default('on'),
+  FAST_PATHS: z.enum(['on', 'off']).default('on'),
   TRUST_PROXY: z
     .string()
     .default('off')
@@ -319,6 +320,11 @@ function toConfig(e: z.output<typeof envSchema> & Record<string, unknown>, ctx: 
      * connection or a session-mode pooler: behind a transaction-mode pooler, turn it off.
      */
     authCache: e.AUTH_CACHE === 'on',
+    /**
+     * The fast paths of gateway/src/fast-paths/ (the REST handler). Off: the library's own
+     * handler, as a reference to compare with.
+     */
+    fastPaths: e.FAST_PATHS === 'on',
     /**
      * How many reverse proxies in front append to X-Forwarded-For; 0 trusts none. The client
      * address (per-IP rate limits) is the entry that many places from the end, so entries a

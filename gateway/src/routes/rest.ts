@@ -5,7 +5,7 @@ import { contentTypeOf, hasBody, jsonText, readLimitedBody } from '../http.ts';
 import { requestInfoOf } from '../request-info.ts';
 import { renderDocsPage } from './docs-page.ts';
 import { createOpenApiDocument } from './openapi-document.ts';
-import { createOpenApiHandler } from './openapi-handler.ts';
+import { createOpenApiHandler, createStockOpenApiHandler } from '../fast-paths/index.ts';
 
 const API_PREFIX = '/api/v1';
 export const JSON_BODY_LIMIT = 16 * 1024;
@@ -52,10 +52,14 @@ const routerPattern = (path: string) => `${API_PREFIX}${path.replace(/\{(\w+)\}/
  * site in turn (pages, docs, webhooks), which cost /me about a tenth of its throughput
  * (issue 19's profile). It answers exactly as the router's route would (the same body reader
  * and handler, the same `route` label); anything else, it hands on to the router.
+ *
+ * With FAST_PATHS=off (gateway/src/fast-paths/), the routes are answered by trpc-to-openapi's
+ * own handler, behind the router alone; the middleware only hands on.
  */
 export function mountRest(router: Router, deps: Deps): (ctx: KoaContext, next: Next) => Promise<void> {
   const document = createOpenApiDocument(deps.config.publicUrl, API_PREFIX);
-  const handler = createOpenApiHandler({ router: appRouter, logger: deps.logger });
+  const fast = deps.config.fastPaths ? createOpenApiHandler({ router: appRouter, logger: deps.logger }) : undefined;
+  const handler = fast ?? createStockOpenApiHandler({ router: appRouter, logger: deps.logger });
 
   router.get(`${API_PREFIX}/openapi.json`, (ctx) => {
     ctx.body = document;
@@ -81,11 +85,12 @@ export function mountRest(router: Router, deps: Deps): (ctx: KoaContext, next: N
       router[method](routerPattern(path), readJsonBody, call);
     }
   }
+  if (!fast) return (_ctx, next) => next();
 
   const routerPaths = new Map<string, string>();
   return async (ctx, next) => {
     // HEAD is left to the router: it answers it as the GET of the same route.
-    const route = UNDER_PREFIX.test(ctx.path) && ctx.method !== 'HEAD' ? handler.find(ctx.method, ctx.path.slice(API_PREFIX.length)) : undefined;
+    const route = UNDER_PREFIX.test(ctx.path) && ctx.method !== 'HEAD' ? fast.find(ctx.method, ctx.path.slice(API_PREFIX.length)) : undefined;
     if (!route) return next();
     let routerPath = routerPaths.get(route.pattern);
     if (!routerPath) routerPaths.set(route.pattern, (routerPath = routerPattern(route.pattern)));
@@ -93,7 +98,7 @@ export function mountRest(router: Router, deps: Deps): (ctx: KoaContext, next: N
     await readJsonBody(ctx, async () => {
       ctx.req.url = ctx.req.url!.slice(API_PREFIX.length);
       ctx.respond = false;
-      await handler.answer(ctx.req, ctx.res, route, contextOf(ctx));
+      await fast.answer(ctx.req, ctx.res, route, contextOf(ctx));
     });
   };
 }

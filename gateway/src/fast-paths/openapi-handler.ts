@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { TRPCError, type AnyTRPCRouter } from '@trpc/server';
 import {
   acceptsRequestBody,
@@ -20,10 +20,11 @@ import {
   type OpenApiRouter,
 } from 'trpc-to-openapi';
 import { ZodArray, type ZodType } from 'zod';
-import { AppError, toErrorResponse, UNKNOWN_FIELD, type Context, type Logger } from '../../../server/src/index.ts';
+import { toErrorResponse, type Context, type Logger } from '../../../server/src/index.ts';
+import { refuseMisplacedFields, sendJson as send, urlOf, type RestRequest } from '../routes/rest-input.ts';
 import { takeSessionCookies } from '../session-cookies.ts';
 
-type Request = IncomingMessage & { body?: unknown };
+type Request = RestRequest;
 
 export type OpenApiHandlerOptions = {
   router: AnyTRPCRouter;
@@ -59,9 +60,6 @@ function createInputPlans(): (procedure: OpenApiProcedure, method: OpenApiMethod
   };
 }
 
-/** The request's URL, as the library's handler parses it (a path alone gets a placeholder origin). */
-const urlOf = (req: Request) => new URL(req.url!.startsWith('/') ? `http://127.0.0.1${req.url}` : req.url!);
-
 async function readInput(req: Request, url: URL | undefined, plan: InputPlan, pathInput: Record<string, string>) {
   const useBody = acceptsRequestBody(req.method as OpenApiMethod);
   refuseMisplacedFields(req, url, useBody);
@@ -71,21 +69,6 @@ async function readInput(req: Request, url: URL | undefined, plan: InputPlan, pa
   for (const key of useBody ? [] : plan.arrayKeys) if (input[key] !== undefined && !Array.isArray(input[key])) input[key] = [input[key]];
   return input;
 }
-
-/**
- * Fields sent where the route does not read them, refused by name as unknown fields are,
- * instead of dropped: a query string on a route whose input is its body (POST, PATCH), a
- * body's fields on one whose input is its query string (DELETE). A `grace_seconds` put in
- * the URL of a key rotation must not rotate the key with no grace. A GET's body is never
- * read, and a GET without input still ignores its query string (a cache-buster on /me).
- */
-function refuseMisplacedFields(req: Request, url: URL | undefined, useBody: boolean): void {
-  const stray = useBody ? queryKeys(req, url) : bodyKeys(req);
-  if (stray.length) throw new AppError('VALIDATION_FAILED', undefined, { issues: stray.map((path) => ({ path, message: UNKNOWN_FIELD })) });
-}
-
-const queryKeys = (req: Request, url: URL | undefined) => (req.url!.includes('?') ? [...new Set((url ?? urlOf(req)).searchParams.keys())] : []);
-const bodyKeys = (req: Request) => (typeof req.body === 'object' && req.body !== null ? Object.keys(req.body) : []);
 
 type CallOptions = { path: string; getRawInput(): Promise<unknown>; ctx: Context; type: string };
 
@@ -97,13 +80,6 @@ type CallOptions = { path: string; getRawInput(): Promise<unknown>; ctx: Context
 function callProcedure(found: { type: string; path: string; procedure: unknown }, ctx: Context, input: unknown): Promise<unknown> {
   const procedure = found.procedure as (options: CallOptions) => Promise<unknown>;
   return procedure({ path: found.path, getRawInput: async () => input, ctx, type: found.type });
-}
-
-function send(res: ServerResponse, status: number, headers: Iterable<[string, string]>, body: unknown): void {
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json');
-  for (const [name, value] of headers) res.appendHeader(name, value);
-  res.end(body === undefined ? undefined : JSON.stringify(body));
 }
 
 /** A REST route found for a request: the procedure, the values its path gave, and its path pattern (`/auth/sessions/{id}`). */
@@ -130,6 +106,9 @@ const PLAIN_PATH = /^(?:\/[A-Za-z0-9_~!$&'()*+,;=:@-]+)*\/?$/;
  * library's pieces, exported by its package but not documented as its API, and tRPC's way of
  * calling a procedure (callProcedure): this file is the only one that reaches them, and
  * tests/internals.db.test.ts tries each as used here, so an upgrade that moves one fails there.
+ * A fast path (index.ts): FAST_PATHS=off answers with the public handler instead
+ * (stock-openapi-handler.ts), and tests/fast-paths.compare.rest.test.ts holds the two to the
+ * same bytes.
  *
  * The handler answers a request by itself (`handler(req, res, createContext)`, finding the
  * route), or answers one whose route `handler.find` found first (`handler.answer`): the
