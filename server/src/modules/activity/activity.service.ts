@@ -1,4 +1,4 @@
-import type { RequestInfo } from '../../lib/request.ts';
+import type { Actor, RequestInfo } from '../../lib/request.ts';
 import type { Queryable } from '../../lib/db.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { inBatches } from '../../lib/batches.ts';
@@ -22,6 +22,11 @@ export async function recordEvent(
   data?: Record<string, unknown>,
 ): Promise<void> {
   await insertEvent(db, who, eventOf(clock, event, request, data));
+}
+
+/** An operator's action (a read too): the acting admin's line, or the CLI's without an account. */
+export function recordAction(db: Queryable, clock: Clock, actor: Actor, event: AuditEvent, data: Record<string, unknown>): Promise<void> {
+  return recordEvent(db, clock, event, { accountId: actor.accountId }, actor.request, data);
 }
 
 /** recordEvent's line, of an account by id, for a caller that names it later (an export's pages name their export). */

@@ -4,4 +4,4 @@
 export { auditEventsTable } from './activity.model.ts';
 export { AUDIT_EVENTS, auditLineSchema, type AuditEvent, type AuditLine } from './activity.schemas.ts';
 export { eventCountsByHour, latestOfTypes, type EventFilter, type LatestEventRow } from './activity.repo.ts';
-export { AUDIT_PAGE_SIZE, auditEventPages, listActivity, purgeAuditEvents, recordEvent, recordEventReturningId, userAgentOf } from './activity.service.ts';
+export { AUDIT_PAGE_SIZE, auditEventPages, listActivity, purgeAuditEvents, recordAction, recordEvent, recordEventReturningId, userAgentOf } from './activity.service.ts';

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
-import type { Queryable } from '../../lib/db.ts';
-import { recordEvent, type AuditEvent } from '../activity/index.ts';
+import { recordAction } from '../activity/index.ts';
 import { EVENT_TYPES, type CreateEndpointInput, type ListDeliveriesInput, type UpdateEndpointInput } from './events.schemas.ts';
 import { eventBody, newEventId } from './events.outbox.ts';
 import * as repo from './events.repo.ts';
@@ -13,17 +12,12 @@ import type { Actor } from '../../lib/request.ts';
 
 // The operators' side of events out (docs/EVENTS.md): endpoints, their deliveries, a test
 // ping. Each action is recorded in the acting admin's activity log, never with a secret or
-// the URL's credentials and query.
-
-
+// the URL's credentials and query (recordAction, the activity module's).
 
 const DEFAULT_PAGE = 50;
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
-function audit(deps: Deps, db: Queryable, actor: Actor, event: AuditEvent, data: Record<string, unknown>) {
-  return recordEvent(db, deps.clock, event, { accountId: actor.accountId }, actor.request, data);
-}
 
 const toEndpoint = (row: repo.EndpointRow) => ({
   id: row.id,
@@ -60,7 +54,7 @@ export async function createEndpoint(deps: Deps, actor: Actor, input: CreateEndp
       secret_sealed: deps.secretBox.seal(secret, secretPlace(id)),
       created_at: deps.clock.now(),
     });
-    await audit(deps, tx, actor, 'admin.event_endpoint_created', { endpoint: id, url: redactedUrl(input.url), events: input.events ?? 'all' });
+    await recordAction(tx, deps.clock, actor, 'admin.event_endpoint_created', { endpoint: id, url: redactedUrl(input.url), events: input.events ?? 'all' });
     return created;
   });
   return { success: true as const, endpoint: toEndpoint(row), secret };
@@ -69,7 +63,7 @@ export async function createEndpoint(deps: Deps, actor: Actor, input: CreateEndp
 /** Every endpoint; the read is recorded, as every admin action is. */
 export async function listEndpoints(deps: Deps, actor: Actor) {
   const rows = await repo.endpointRows(deps.db);
-  await audit(deps, deps.db, actor, 'admin.event_endpoints_read', { what: 'list', count: rows.length });
+  await recordAction(deps.db, deps.clock, actor, 'admin.event_endpoints_read', { what: 'list', count: rows.length });
   return { success: true as const, items: rows.map(toEndpoint) };
 }
 
@@ -86,7 +80,7 @@ export async function updateEndpoint(deps: Deps, actor: Actor, input: UpdateEndp
     const description = input.description === undefined ? undefined : input.description || null;
     const updated = await repo.updateEndpointRow(tx, input.id, { url: input.url, description, events: input.events }, now);
     const changed = (['url', 'events', 'enabled', 'description'] as const).filter((field) => input[field] !== undefined);
-    await audit(deps, tx, actor, 'admin.event_endpoint_updated', { endpoint: input.id, changed });
+    await recordAction(tx, deps.clock, actor, 'admin.event_endpoint_updated', { endpoint: input.id, changed });
     return updated;
   });
   return { success: true as const, endpoint: toEndpoint(row) };
@@ -103,7 +97,7 @@ export async function rotateEndpointSecret(deps: Deps, actor: Actor, id: string,
       ? { sealed: deps.secretBox.seal(deps.secretBox.open(current.secret_sealed, secretPlace(id)), previousSecretPlace(id)), until: new Date(now.getTime() + graceSeconds * 1000) }
       : null;
     await repo.replaceEndpointSecret(tx, id, deps.secretBox.seal(secret, secretPlace(id)), previous, now);
-    await audit(deps, tx, actor, 'admin.event_endpoint_secret_rotated', { endpoint: id, grace_seconds: graceSeconds });
+    await recordAction(tx, deps.clock, actor, 'admin.event_endpoint_secret_rotated', { endpoint: id, grace_seconds: graceSeconds });
   });
   return { success: true as const, secret };
 }
@@ -111,7 +105,7 @@ export async function rotateEndpointSecret(deps: Deps, actor: Actor, id: string,
 export async function deleteEndpoint(deps: Deps, actor: Actor, id: string) {
   await deps.db.transaction(async (tx) => {
     if (!(await repo.deleteEndpointRow(tx, id))) throw notFound();
-    await audit(deps, tx, actor, 'admin.event_endpoint_deleted', { endpoint: id });
+    await recordAction(tx, deps.clock, actor, 'admin.event_endpoint_deleted', { endpoint: id });
   });
   return { success: true as const };
 }
@@ -144,7 +138,7 @@ export async function listDeliveries(deps: Deps, actor: Actor, input: ListDelive
   const before = input.cursor ? decodeCursor(input.cursor) : undefined;
   const rows = await repo.listDeliveryRows(deps.db, { endpointId: input.endpoint_id, state: input.state, type: input.type }, before, limit + 1);
   const page = rows.slice(0, limit);
-  await audit(deps, deps.db, actor, 'admin.event_deliveries_read', { what: 'list', filter: { ...input, cursor: undefined } });
+  await recordAction(deps.db, deps.clock, actor, 'admin.event_deliveries_read', { what: 'list', filter: { ...input, cursor: undefined } });
   return { success: true as const, items: page.map(toDelivery), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null };
 }
 
@@ -152,7 +146,7 @@ export async function listDeliveries(deps: Deps, actor: Actor, input: ListDelive
 export async function showDelivery(deps: Deps, actor: Actor, id: string) {
   const row = await repo.deliveryRow(deps.db, id);
   if (!row) throw new AppError('NOT_FOUND', 'No such event delivery.');
-  await audit(deps, deps.db, actor, 'admin.event_deliveries_read', { what: 'delivery', delivery: id });
+  await recordAction(deps.db, deps.clock, actor, 'admin.event_deliveries_read', { what: 'delivery', delivery: id });
   return { success: true as const, delivery: { ...toDelivery(row), body: row.body, attempts_log: row.attempts_log } };
 }
 
@@ -167,7 +161,7 @@ export async function retryDelivery(deps: Deps, actor: Actor, id: string) {
     const row = await repo.deliveryRow(tx, id);
     if (!row) throw new AppError('NOT_FOUND', 'No such event delivery.');
     if (!(await repo.requeueDelivery(tx, id, deps.clock.now()))) throw disabled();
-    await audit(deps, tx, actor, 'admin.event_delivery_retried', { delivery: id, was: row.state });
+    await recordAction(tx, deps.clock, actor, 'admin.event_delivery_retried', { delivery: id, was: row.state });
   });
   return { success: true as const };
 }
@@ -179,7 +173,7 @@ export async function retryDeadDeliveries(deps: Deps, actor: Actor, id: string, 
     if (!endpoint) throw notFound();
     if (!endpoint.enabled) throw disabled();
     const count = await repo.requeueFinished(tx, id, since ? new Date(since) : null, deps.clock.now());
-    await audit(deps, tx, actor, 'admin.event_deliveries_retried', { endpoint: id, since: since ?? null, retried: count });
+    await recordAction(tx, deps.clock, actor, 'admin.event_deliveries_retried', { endpoint: id, since: since ?? null, retried: count });
     return count;
   });
   return { success: true as const, retried };
@@ -194,7 +188,7 @@ export async function testEndpoint(deps: Deps, actor: Actor, id: string) {
     if (!endpoint.enabled) throw new AppError('CONFLICT', 'The endpoint is disabled: enable it first (PATCH enabled: true).');
     const at = deps.clock.now();
     await repo.insertPing(tx, { id: newEventId(), type: 'ping', accountId: null, body: eventBody({ type: 'ping', data: {} }, at), at }, id, deliveryId);
-    await audit(deps, tx, actor, 'admin.event_endpoint_tested', { endpoint: id, delivery: deliveryId });
+    await recordAction(tx, deps.clock, actor, 'admin.event_endpoint_tested', { endpoint: id, delivery: deliveryId });
   });
   return { success: true as const, delivery_id: deliveryId };
 }
