@@ -1,8 +1,8 @@
-import { Actions, Button, Card, Field } from '../../kit/components.tsx';
+import { Card, Field } from '../../kit/components.tsx';
 import { AUDIT_EVENTS } from '../../../../../server/src/index.ts';
 import { eventLabel } from '../../kit/wording.ts';
 import { FILTER_REFUSED, type AdminOutputs, type FilterErrors } from '../console/console.tsx';
-import { anyOf, ConsoleLayout, Pager, Select, Table, Time, UserAgent, type OperatorView } from '../console/console.view.tsx';
+import { anyOf, ConsoleLayout, FilterActions, Pager, Select, Table, Time, UserAgent, type OperatorView } from '../console/console.view.tsx';
 
 type AuditPageData = AdminOutputs['auditExport'];
 
@@ -35,15 +35,11 @@ export function AuditPage({ operator, filter, page, paged, errors }: AuditPagePr
             <Field name="since" label="From (UTC)" form={{ values: { since: filter.since ?? '' }, errors }} autoComplete="off" required={false} hint="e.g. 2026-11-23T12:00:00Z" />
             <Field name="until" label="Before (UTC)" form={{ values: { until: filter.until ?? '' }, errors }} autoComplete="off" required={false} />
           </div>
-          <Actions>
-            <Button variant="secondary">Filter</Button>
-            <a class="button button-link" href="/admin/audit">
-              Clear
-            </a>
+          <FilterActions clearHref="/admin/audit">
             <a class="button button-secondary" href={downloadHref(filter)} download="audit.ndjson">
               Download NDJSON
             </a>
-          </Actions>
+          </FilterActions>
           <p class="hint">The download is every event of the account and time filters (not the type), one JSON object a line; it is recorded as an export.</p>
         </form>
       </Card>

@@ -27,6 +27,33 @@ type ConsoleLayoutProps = {
   children: ComponentChildren;
 };
 
+/** The second factor's code a console form asks for: a recovery code for an admin with passkeys only, since the console runs no script. */
+function CodeField({ operator, idPrefix, error }: { operator: OperatorView; idPrefix: string; error?: string }) {
+  return (
+    <Field
+      name="code"
+      label={operator.recoveryOnly ? 'Recovery code' : CODE_LABEL}
+      idPrefix={idPrefix}
+      autoComplete="one-time-code"
+      inputMode={operator.recoveryOnly ? undefined : 'numeric'}
+      form={error ? { errors: { code: error } } : undefined}
+    />
+  );
+}
+
+/** A list's filter buttons: apply, and back to the unfiltered list; `children` adds more (a download). */
+export function FilterActions({ clearHref, children }: { clearHref: string; children?: ComponentChildren }) {
+  return (
+    <Actions>
+      <Button variant="secondary">Filter</Button>
+      <a class="button button-link" href={clearHref}>
+        Clear
+      </a>
+      {children}
+    </Actions>
+  );
+}
+
 /**
  * Asks for the code once for the page's actions, when the session's five minutes of step-up
  * are over (an action sent without it asks on a page of its own instead).
@@ -40,14 +67,7 @@ export function StepUpBox({ operator, back, error }: { operator: OperatorView; b
       <Form action="/admin/step-up" csrf={operator.csrf}>
         <Hidden name="back" value={back} />
         <div class="stepup-row">
-          <Field
-            name="code"
-            label={operator.recoveryOnly ? 'Recovery code' : CODE_LABEL}
-            idPrefix="step-up"
-            autoComplete="one-time-code"
-            inputMode={operator.recoveryOnly ? undefined : 'numeric'}
-            form={error ? { errors: { code: error } } : undefined}
-          />
+          <CodeField operator={operator} idPrefix="step-up" error={error} />
           <Button variant="secondary">Confirm it is me</Button>
         </div>
       </Form>
@@ -267,16 +287,7 @@ export function ConfirmPage({ viewer, operator, confirmation, codeError }: { vie
           {Object.entries(confirmation.fields).map(([name, value]) => (
             <Hidden name={name} value={value} />
           ))}
-          {operator.needsCode && (
-            <Field
-              name="code"
-              label={operator.recoveryOnly ? 'Recovery code' : CODE_LABEL}
-              idPrefix="confirm"
-              autoComplete="one-time-code"
-              inputMode={operator.recoveryOnly ? undefined : 'numeric'}
-              form={codeError ? { errors: { code: codeError } } : undefined}
-            />
-          )}
+          {operator.needsCode && <CodeField operator={operator} idPrefix="confirm" error={codeError} />}
           <Actions>
             <Button variant={confirmation.danger ? 'danger' : 'primary'}>{confirmation.button}</Button>
             <a class="button button-secondary" href={confirmation.back.href}>

@@ -1,7 +1,7 @@
 import { Actions, Alert, Button, Card, Field, Form, type FormState, type Notice } from '../../kit/components.tsx';
 import { DELIVERY_STATES, EVENT_TYPES } from '../../../../../server/src/index.ts';
 import type { AdminOutputs } from '../console/console.tsx';
-import { ActionForm, anyOf, ConsoleLayout, num, Pager, Select, StateBadge, Table, Time, type OperatorView } from '../console/console.view.tsx';
+import { ActionForm, anyOf, ConsoleLayout, FilterActions, num, Pager, Select, StateBadge, Table, Time, type OperatorView } from '../console/console.view.tsx';
 
 type Endpoint = AdminOutputs['eventEndpoints']['items'][number];
 type Deliveries = AdminOutputs['eventDeliveries'];
@@ -62,12 +62,7 @@ function DeliveryFilters({ endpoints, filter }: { endpoints: Endpoint[]; filter:
         <Select name="state" label="State" options={anyOf(DELIVERY_STATES)} value={filter.state} />
         <Select name="type" label="Type" options={anyOf([...EVENT_TYPES, 'ping'])} value={filter.type} />
       </div>
-      <Actions>
-        <Button variant="secondary">Filter</Button>
-        <a class="button button-link" href="/admin/events">
-          Clear
-        </a>
-      </Actions>
+      <FilterActions clearHref="/admin/events" />
     </form>
   );
 }

@@ -1,7 +1,7 @@
-import { Actions, Button, Card, Field, Hidden, type Notice } from '../../kit/components.tsx';
+import { Card, Field, Hidden, type Notice } from '../../kit/components.tsx';
 import { INBOX_STATES, PROVIDER_NAMES } from '../../../../../server/src/index.ts';
 import type { AdminOutputs, FilterErrors } from '../console/console.tsx';
-import { ActionForm, anyOf, ConsoleLayout, num, Pager, Select, StateBadge, Table, Time, type OperatorView } from '../console/console.view.tsx';
+import { ActionForm, anyOf, ConsoleLayout, FilterActions, num, Pager, Select, StateBadge, Table, Time, type OperatorView } from '../console/console.view.tsx';
 
 type List = AdminOutputs['listInbox'];
 type Delivery = AdminOutputs['showDelivery']['delivery'];
@@ -18,12 +18,7 @@ function Filters({ filter, errors = {} }: { filter: InboxFilter; errors?: Filter
         <Field name="since" label="Received from (UTC)" form={{ values: { since: filter.since ?? '' }, errors }} autoComplete="off" required={false} hint="e.g. 2026-11-23T12:00:00Z" />
         <Field name="until" label="Received before (UTC)" form={{ values: { until: filter.until ?? '' }, errors }} autoComplete="off" required={false} />
       </div>
-      <Actions>
-        <Button variant="secondary">Filter</Button>
-        <a class="button button-link" href="/admin/inbox">
-          Clear
-        </a>
-      </Actions>
+      <FilterActions clearHref="/admin/inbox" />
     </form>
   );
 }
