@@ -47,7 +47,8 @@ export function staleFiles(): string[] {
   });
 }
 
-function main(check: boolean): number {
+/** `npm run docs` (with `--check`: write nothing): its exit code. */
+export function docsCommand(check: boolean): number {
   if (check) {
     const stale = staleFiles();
     for (const file of stale) console.error(`${file} is out of date: run npm run docs`);
@@ -65,7 +66,7 @@ function main(check: boolean): number {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   try {
-    process.exitCode = main(process.argv.includes('--check'));
+    process.exitCode = docsCommand(process.argv.includes('--check'));
   } catch (error) {
     console.error((error as Error).message);
     process.exitCode = 1;

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, assertError, bearer, issuePaths, login, me, nextMail, registerAndVerify, tokenUsed, type Account } from './helpers/auth.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { data, trpcOver } from './helpers/trpc-http.ts';
@@ -18,7 +18,7 @@ type Context = { service: TestService; admin: Account; user: Account };
 const test = suite<Context>('REST admin: find an account, sign it out everywhere');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
   context.admin = await registerAndVerify(context.service, 'operator@example.com');
   await context.service.deps.db.query(`UPDATE accounts SET role = 'admin' WHERE id = $1`, [context.admin.user.id]);
   context.user = await registerAndVerify(context.service, 'just.a.user@example.com');

@@ -4,7 +4,7 @@ import { createGatehouseClient, TRPCClientError, type RouterOutputs } from '../c
 import { ADMIN_CHANGES, ADMIN_READS } from '../server/src/admin/admin.overview.service.ts';
 import { AUDIT_EVENTS } from '../server/src/modules/activity/index.ts';
 import { AUTH, assertError, bearer, issuePaths, login, nextMail, registerAdmin, registerAndVerify, registerForToken, type Account } from './helpers/auth.ts';
-import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { request, startTestApp, testFetch, type HttpResult, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 import { data, trpcOver } from './helpers/trpc-http.ts';
 
@@ -20,7 +20,7 @@ type Context = { service: TestService; admin: Account; user: Account };
 const test = suite<Context>('REST admin console: overview, account search, account, role, resend verification');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
   context.admin = await registerAdmin(context.service, 'console.admin@example.com');
   context.user = await registerAndVerify(context.service, 'console.user@example.com');
 });
@@ -74,7 +74,7 @@ test('every console route is 403 FORBIDDEN for a user, by JWT or API key, over R
 });
 
 test('the typed client calls the console procedures by their names, typed; a user gets FORBIDDEN from each', async ({ service, admin, user }) => {
-  const client = createGatehouseClient({ url: `${service.url}/trpc`, token: admin.token }).admin;
+  const client = createGatehouseClient({ fetch: testFetch, url: `${service.url}/trpc`, token: admin.token }).admin;
   const target = await registerAndVerify(service, 'typed.client.target@example.com');
   const overview: RouterOutputs['admin']['overview'] = await client.overview.query();
   assert.is(overview.logins.length, 24);
@@ -88,7 +88,7 @@ test('the typed client calls the console procedures by their names, typed; a use
   assert.instance(conflict, TRPCClientError);
   assert.is((conflict as TRPCClientError<any>).data?.appCode, 'CONFLICT');
 
-  const plain = createGatehouseClient({ url: `${service.url}/trpc`, token: user.token }).admin;
+  const plain = createGatehouseClient({ fetch: testFetch, url: `${service.url}/trpc`, token: user.token }).admin;
   const calls: Array<[string, () => Promise<unknown>]> = [
     ['overview', () => plain.overview.query()],
     ['searchAccounts', () => plain.searchAccounts.query({})],

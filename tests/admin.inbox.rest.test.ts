@@ -6,7 +6,7 @@ import { runHousekeeping } from '../server/src/roles/housekeeping.ts';
 import type { Queryable } from '../server/src/lib/db.ts';
 import { listDeliveries } from '../server/src/webhooks/inbox/repo.ts';
 import { assertError, bearer, issuePaths, registerAndVerify, type Account } from './helpers/auth.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, testFetch, type TestService } from './helpers/service.ts';
 import { callerFor, paddleEvent, paddleHeaders, post, unixNow, viberHeaders, viberMessage, viberToken } from './helpers/webhook-fixtures.ts';
 import { eventually } from './helpers/wait.ts';
 
@@ -22,7 +22,7 @@ type Context = { service: TestService; admin: Account; user: Account };
 const test = suite<Context>('REST admin: the webhook inbox, for administrators');
 
 test.before(async (context) => {
-  context.service = await startTestService({ BILLING_WEBHOOK_SECRET: BILLING_SECRET, BILLING_PLANS: 'pri_pro=pro,pri_team=team', INBOX_RETENTION_DAYS: '30' });
+  context.service = await startTestApp({ BILLING_WEBHOOK_SECRET: BILLING_SECRET, BILLING_PLANS: 'pri_pro=pro,pri_team=team', INBOX_RETENTION_DAYS: '30' });
   context.admin = await registerAndVerify(context.service, 'operator@example.com');
   await context.service.deps.db.query(`UPDATE accounts SET role = 'admin' WHERE id = $1`, [context.admin.user.id]);
   context.user = await registerAndVerify(context.service, 'just.a.user@example.com');
@@ -75,7 +75,7 @@ test('every admin route is 403 FORBIDDEN for an account that is not an admin, an
 test('the lists whose filters are all optional take a tRPC call with no input, as REST takes a request with no query', async ({ service, admin }) => {
   const id = await insertDelivery(service, { provider: 'operator', payload: '{}', state: 'ignored' });
   // The typed client lets the argument out, and the wire carries no input at all.
-  const client = createGatehouseClient({ url: `${service.url}/trpc`, token: admin.token }).admin;
+  const client = createGatehouseClient({ url: `${service.url}/trpc`, token: admin.token, fetch: testFetch }).admin;
   const listed = await client.listInbox.query();
   assert.ok(listed.items.some((item) => item.id === id));
   assert.ok(Array.isArray((await client.eventDeliveries.query()).items));

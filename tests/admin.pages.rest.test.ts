@@ -5,7 +5,7 @@ import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { AUTH, PASSWORD, bearer, registerAdmin, registerAndVerify, type Account } from './helpers/auth.ts';
 import { EventReceiver } from './helpers/event-receiver.ts';
 import { assertPageHeaders, createVisitor, inputValue, signedInVisitor, type PageResult, type Visitor } from './helpers/pages.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
 // docs/API.md, Pages (the operator's console): admins only, on the session cookie; every
@@ -22,7 +22,7 @@ const PAGES = ['/admin', '/admin/accounts', '/admin/inbox', '/admin/events', '/a
 const STEP_UP_MS = 5 * 60_000;
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
   context.receiver = await EventReceiver.start();
   context.admin = await registerAdmin(context.service, 'console.pages.admin@example.com');
   context.user = await registerAndVerify(context.service, 'console.pages.user@example.com');
@@ -395,7 +395,7 @@ test('step-up: with a second factor, a change after the five minutes asks for th
 });
 
 test('MFA_REQUIRED_ROLES=admin: an admin without a second factor sees only the prompt to set one up', async () => {
-  const service = await startTestService({ MFA_REQUIRED_ROLES: 'admin' });
+  const service = await startTestApp({ MFA_REQUIRED_ROLES: 'admin' });
   try {
     const admin = await registerAdmin(service, 'console.nofactor@example.com');
     const target = await registerAndVerify(service, 'console.nofactor.target@example.com');

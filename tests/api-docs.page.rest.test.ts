@@ -1,32 +1,25 @@
 import { readFileSync } from 'node:fs';
-import { get } from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { assertError } from './helpers/auth.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, testFetch, type TestService } from './helpers/service.ts';
 
 type Context = { service: TestService; html: string; assets: string[] };
 const test = suite<Context>('API docs page over HTTP: a strict CSP, no inline script, its files from an allow-list with long caching');
 
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
-/** A GET whose body comes back as sent (fetch would undo the gzip). */
-function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    get(url, { headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    }).on('error', reject);
-  });
+/** A GET whose body comes back as sent: testFetch hands over the bytes the service wrote, gzip and all. */
+async function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
+  const answer = await testFetch(url, { headers });
+  return { status: answer.status, headers: Object.fromEntries(answer.headers), body: Buffer.from(await answer.arrayBuffer()) };
 }
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
   const page = await request(context.service.url, 'GET', '/api/v1/docs');
   context.html = page.text;
   context.assets = [...page.text.matchAll(/(?:src|href)="(\/api\/v1\/docs\/assets\/[^"]+)"/g)].map((match) => match[1]);

@@ -3,7 +3,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, assertError, bearer, login, me, nextMail, registerAndVerify, type Account } from './helpers/auth.ts';
 import { startBotApi, type BotApi } from './helpers/bot-api.ts';
-import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 import { eventually } from './helpers/wait.ts';
 import {
@@ -36,7 +36,7 @@ const test = suite<Context>('REST account deletion: POST /api/v1/auth/account/de
 
 test.before(async (context) => {
   context.botApi = await startBotApi();
-  context.service = await startTestService({
+  context.service = await startTestApp({
     BILLING_WEBHOOK_SECRET: BILLING_SECRET,
     BILLING_PLANS: 'pri_01pro=pro,pri_01team=team',
     OPERATOR_BOT_TOKEN: OPERATOR_TOKEN,

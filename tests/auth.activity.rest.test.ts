@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runHousekeeping } from '../server/src/roles/housekeeping.ts';
 import { AUTH, PASSWORD, assertError, bearer, login, loginFrom, me, nextMail, registerAndVerify, type Account } from './helpers/auth.ts';
-import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 
 // GET /api/v1/auth/activity (docs/API.md, Account lifecycle): the account's audit events, newest first,
@@ -40,7 +40,7 @@ const count = async (service: TestService, sql: string, params: unknown[] = []):
 const test = suite<{ service: TestService }>('REST activity: GET /api/v1/auth/activity (AUDIT_RETENTION_DAYS=30)');
 
 test.before(async (context) => {
-  context.service = await startTestService({ AUDIT_RETENTION_DAYS: '30' });
+  context.service = await startTestApp({ AUDIT_RETENTION_DAYS: '30' });
 });
 test.after(async ({ service }) => {
   await service?.close();
@@ -305,7 +305,7 @@ test.run();
 const locked = suite<{ service: TestService }>('REST activity with rate limits on: login.locked');
 
 locked.before(async (context) => {
-  context.service = await startTestService({ RATE_LIMITS: 'on' });
+  context.service = await startTestApp({ RATE_LIMITS: 'on' });
 });
 locked.after(async ({ service }) => {
   await service?.close();

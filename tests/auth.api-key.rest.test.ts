@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runHousekeeping } from '../server/src/roles/housekeeping.ts';
 import { AUTH, assertError, bearer, issuePaths, login, me, nextMail, registerAndVerify } from './helpers/auth.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
 // POST /api/v1/auth/api-key/rotate (docs/API.md, Account lifecycle): a new key at once, the old one for
@@ -12,7 +12,7 @@ const onServer = Boolean(process.env.DATABASE_URL);
 const test = suite<{ service: TestService }>('REST API key rotation: POST /api/v1/auth/api-key/rotate');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
 });
 test.after(async ({ service }) => {
   await service?.close();
@@ -120,7 +120,7 @@ test('over tRPC, auth.rotateApiKey with no input rotates at once', async ({ serv
 
 if (onServer) {
   test('a second instance refuses the old key within a second, and at the end of the window by its own clock', async ({ service }) => {
-    const other = await startTestService({}, { joining: service });
+    const other = await startTestApp({}, { joining: service });
     try {
       const account = await registerAndVerify(service, 'rotate.instances@example.com');
       assert.is((await me(other, bearer(account.apiKey))).status, 200, 'cached on the other instance');

@@ -6,7 +6,7 @@ import { apiKeyCacheKey, authCacheOf, sessionCacheKey } from '../server/src/modu
 import { ACCOUNT_NOTICES_APPLICATION_NAME } from '../server/src/lib/account-notices.ts';
 import { ACCOUNT_COLUMNS, type AccountRow } from '../server/src/modules/accounts/accounts.model.ts';
 import { AUTH, assertError, bearer, login, me, registerAndVerify, type Account } from './helpers/auth.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
 /**
@@ -55,7 +55,7 @@ async function logout(service: TestService, token: string) {
 }
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
   if (!onServer) return;
   context.sql = new pg.Client({ connectionString: context.service.env.DATABASE_URL });
   await context.sql.connect();
@@ -122,7 +122,7 @@ if (!onServer) {
   });
 
   test('AUTH_CACHE=off: no listener, nothing kept, a change no one was told of shows at once', async ({ service, sql }) => {
-    const uncached = await startTestService({ AUTH_CACHE: 'off' }, { joining: service });
+    const uncached = await startTestApp({ AUTH_CACHE: 'off' }, { joining: service });
     try {
       const account = await registerAndVerify(uncached, 'uncached@example.com');
       assert.is((await me(uncached, bearer(account.apiKey))).status, 200);
@@ -141,7 +141,7 @@ if (!onServer) {
   });
 
   test('two instances on one database: logout on one refuses the JWT on the other within a second', async ({ service }) => {
-    const other = await startTestService({}, { joining: service });
+    const other = await startTestApp({}, { joining: service });
     try {
       await eventually('the second instance listening', () => authCacheOf(other.deps).enabled);
       const account = await registerAndVerify(service, 'two-instances@example.com');

@@ -4,12 +4,12 @@ import * as assert from 'uvu/assert';
 import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { jwtKeyId } from '../server/src/lib/jwt.ts';
 import { AUTH, assertError, bearer, me, registerAndVerify, type Account } from './helpers/auth.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 
 const test = suite<{ service: TestService; alice: Account; bob: Account }>('REST credentials: JWT, API key, cookie');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
   context.alice = await registerAndVerify(context.service, 'alice@example.com');
   context.bob = await registerAndVerify(context.service, 'bob@example.com');
 });

@@ -16,14 +16,14 @@ import {
   registerAndVerify,
   type Account,
 } from './helpers/auth.ts';
-import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 import { submitLinkForm } from './helpers/pages.ts';
 import { linkToken } from './helpers/smtp.ts';
 
 const test = suite<{ service: TestService }>('REST e-mail change: /email/change, /email/confirm, /confirm-email');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
 });
 test.after(async ({ service }) => {
   await service?.close();

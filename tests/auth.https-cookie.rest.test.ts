@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decodeJwt } from 'jose';
 import { AUTH, assertError, bearer, loginFrom, registerAndVerify, setCookieValue } from './helpers/auth.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { createVisitor } from './helpers/pages.ts';
 
 const PUBLIC_URL = 'https://gatehouse.example';
@@ -12,7 +12,7 @@ const test = suite<{ service: TestService }>('REST behind https: PUBLIC_URL=http
 
 test.before(async (context) => {
   // Rate limits on: the device cookie matters only to the failed-login cap.
-  context.service = await startTestService({ PUBLIC_URL: `${PUBLIC_URL}/`, JWT_TTL: '12h', RATE_LIMITS: 'on' });
+  context.service = await startTestApp({ PUBLIC_URL: `${PUBLIC_URL}/`, JWT_TTL: '12h', RATE_LIMITS: 'on' });
 });
 test.after(async ({ service }) => {
   await service?.close();
@@ -112,7 +112,7 @@ test.run();
 const plain = suite<{ service: TestService }>('REST over plain http: no HSTS, the device cookie keeps its plain name');
 
 plain.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
 });
 plain.after(async ({ service }) => {
   await service?.close();

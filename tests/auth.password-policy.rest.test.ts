@@ -5,7 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, assertError, bearer, login, nextMail, register, registerAndVerify, tokenUsed, type Account } from './helpers/auth.ts';
 import { createVisitor, signedInVisitor } from './helpers/pages.ts';
-import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 import { trpcOver } from './helpers/trpc-http.ts';
 
@@ -115,7 +115,7 @@ const test = suite<{ service: TestService }>('password policy: common and person
 
 test.before(async (context) => {
   // The breach check is off by default: the stand-in must never be asked.
-  context.service = await startTestService({ HIBP_API_URL: rangeApi.url });
+  context.service = await startTestApp({ HIBP_API_URL: rangeApi.url });
 });
 test.after(async ({ service }) => {
   await service?.close();
@@ -283,7 +283,7 @@ hibp.before(async (context) => {
   rangeApi.counts.set(sha1(LEAKED), 2417);
   // Listed with count 0, as padding lines are: not breached.
   rangeApi.counts.set(sha1(CLEAN), 0);
-  context.service = await startTestService({ BREACHED_PASSWORD_CHECK: 'hibp', HIBP_API_URL: rangeApi.url });
+  context.service = await startTestApp({ BREACHED_PASSWORD_CHECK: 'hibp', HIBP_API_URL: rangeApi.url });
 });
 hibp.after(async ({ service }) => {
   await service?.close();

@@ -19,7 +19,7 @@ import {
   registerForToken,
   requestFrom,
 } from './helpers/auth.ts';
-import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 import { submitLinkForm } from './helpers/pages.ts';
 import { linkToken } from './helpers/smtp.ts';
 import { eventually } from './helpers/wait.ts';
@@ -75,7 +75,7 @@ async function liveSessions(service: TestService, accountId: number): Promise<nu
 const test = suite<{ service: TestService }>('REST password reset and change: /password/forgot, /password/reset, /password/change, /reset-password');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
 });
 test.after(async ({ service }) => {
   await service?.close();
@@ -559,7 +559,7 @@ test.run();
 const limited = suite<{ service: TestService }>('REST password reset and change with RATE_LIMITS=on');
 
 limited.before(async (context) => {
-  context.service = await startTestService({ RATE_LIMITS: 'on' });
+  context.service = await startTestApp({ RATE_LIMITS: 'on' });
 });
 limited.after(async ({ service }) => {
   await service?.close();

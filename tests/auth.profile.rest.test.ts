@@ -4,7 +4,7 @@ import pg from 'pg';
 import { createGatehouseClient, TRPCClientError, type RouterInputs } from '../client/src/index.ts';
 import { apiKeyCacheKey, authCacheOf } from '../server/src/modules/sessions/sessions.cache.ts';
 import { AUTH, assertError, bearer, issuePaths, me, registerAndVerify, type Account } from './helpers/auth.ts';
-import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { request, startTestApp, testFetch, type HttpResult, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
 // docs/API.md, Account lifecycle (Profile): POST /api/v1/auth/profile and auth.updateProfile.
@@ -12,13 +12,12 @@ import { eventually } from './helpers/wait.ts';
 const test = suite<{ service: TestService }>('REST profile: /profile changes name and company, /me shows it at once');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
 });
 test.after(async ({ service }) => {
   await service?.close();
 });
 
-const JSON_TYPE = { 'content-type': 'application/json' };
 
 const updateProfile = (service: TestService, headers: Record<string, string>, body: unknown) =>
   request(service.url, 'POST', `${AUTH}/profile`, { json: body, headers });
@@ -233,7 +232,7 @@ test('one account changes only itself', async ({ service }) => {
 
 test('tRPC auth.updateProfile: the typed client changes the profile, and a stray field is refused by name', async ({ service }) => {
   const account = await newAccount(service, 'profile.trpc@example.com');
-  const client = createGatehouseClient({ url: `${service.url}/trpc`, token: () => account.token });
+  const client = createGatehouseClient({ fetch: testFetch, url: `${service.url}/trpc`, token: () => account.token });
   const input: RouterInputs['auth']['updateProfile'] = { name: ' Ada over tRPC ', company: null };
   const result = await client.auth.updateProfile.mutate(input);
   assert.is(result.success, true);
@@ -253,7 +252,7 @@ test('tRPC auth.updateProfile: the typed client changes the profile, and a stray
   assert.equal(data?.issues, [{ path: 'nick', message: 'is not a field of this request' }]);
   assert.is((await me(service, bearer(account.token))).body.user.name, 'Ada over tRPC');
 
-  const anonymous = createGatehouseClient({ url: `${service.url}/trpc` });
+  const anonymous = createGatehouseClient({ fetch: testFetch, url: `${service.url}/trpc` });
   let unauthorized: unknown;
   try {
     await anonymous.auth.updateProfile.mutate({ name: 'Mallory' });

@@ -2,14 +2,14 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, assertError, loginFrom, registerAndVerify, registerForToken, requestFrom, type Account } from './helpers/auth.ts';
 import type { HttpResult } from './helpers/service.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { startTestApp, type TestService } from './helpers/service.ts';
 import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 
 type Context = { service: TestService; xavier: Account; yvonne: Account };
 const test = suite<Context>('REST rate limits (RATE_LIMITS=on), held in PostgreSQL');
 
 test.before(async (context) => {
-  context.service = await startTestService({ RATE_LIMITS: 'on' });
+  context.service = await startTestApp({ RATE_LIMITS: 'on' });
   context.xavier = await registerAndVerify(context.service, 'xavier@example.com');
   context.yvonne = await registerAndVerify(context.service, 'yvonne@example.com');
   await registerForToken(context.service, 'ursula@example.com');
@@ -60,7 +60,7 @@ test('login: 10 attempts per account and IP in 15 minutes, whatever X-Forwarded-
 });
 
 test('behind TRUST_PROXY=1, the client is the last X-Forwarded-For entry; entries a client adds further left do not count', async () => {
-  const proxied = await startTestService({ RATE_LIMITS: 'on', TRUST_PROXY: '1' });
+  const proxied = await startTestApp({ RATE_LIMITS: 'on', TRUST_PROXY: '1' });
   try {
     const account = await registerAndVerify(proxied, 'zelda@example.com');
     // Every request comes from the same socket address, as it does behind a load balancer.

@@ -1,14 +1,14 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, assertError, bearer, issuePaths, login, me, nextMail, register, registerAndVerify, registerForToken } from './helpers/auth.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 
 const test = suite<{ service: TestService }>('REST register: POST /api/v1/auth/register');
 
 test.before(async (context) => {
   // Stored hashes' parameters and login timing are about argon2's real cost.
-  context.service = await startTestService({}, { realPasswordCost: true });
+  context.service = await startTestApp({}, { realPasswordCost: true });
 });
 test.after(async ({ service }) => {
   await service?.close();

@@ -5,7 +5,7 @@ import { jwtKeyId } from '../server/src/lib/jwt.ts';
 import { authCacheOf, sessionCacheKey } from '../server/src/modules/sessions/sessions.cache.ts';
 import { sessionTouchesOf } from '../server/src/modules/sessions/sessions.touches.ts';
 import { AUTH, assertError, bearer, login, me, registerAndVerify } from './helpers/auth.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
 // Session policy (docs/SECURITY.md, Sessions): SESSION_IDLE_TIMEOUT ends a session nobody
@@ -25,7 +25,7 @@ async function started(service: TestService): Promise<TestService> {
 }
 
 test.before(async (context) => {
-  context.service = await started(await startTestService());
+  context.service = await started(await startTestApp());
 });
 test.after(async ({ service }) => {
   await service?.close();

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, assertError, bearer, issuePaths, login, me, registerAndVerify, requestFrom, type Account } from './helpers/auth.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 import { sessionTouchesOf } from '../server/src/modules/sessions/sessions.touches.ts';
 
@@ -13,7 +13,7 @@ const onServer = Boolean(process.env.DATABASE_URL);
 const test = suite<{ service: TestService }>('REST sessions: list, revoke one, revoke all, last use');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
 });
 test.after(async ({ service }) => {
   await service?.close();
@@ -150,7 +150,7 @@ test('/me writes nothing itself: a session\'s use is noted and written off the r
 
 if (onServer) {
   test('a session revoked on one instance is refused by another within a second', async ({ service }) => {
-    const other = await startTestService({}, { joining: service });
+    const other = await startTestApp({}, { joining: service });
     try {
       const account = await registerAndVerify(service, 'sessions.instances@example.com');
       const second = (await login(service, account.email, account.password)).body.token;

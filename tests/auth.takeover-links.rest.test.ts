@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, assertError, bearer, login, nextMail, registerAndVerify, type Account } from './helpers/auth.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 import { data, trpcOver } from './helpers/trpc-http.ts';
 
@@ -12,7 +12,7 @@ import { data, trpcOver } from './helpers/trpc-http.ts';
 const test = suite<{ service: TestService }>('pending e-mail change and reset links do not outlive the owner taking the account back');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
 });
 test.after(async ({ service }) => {
   await service?.close();

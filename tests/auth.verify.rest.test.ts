@@ -1,14 +1,14 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, assertError, login, nextMail, registerAndVerify, registerForToken } from './helpers/auth.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { submitLinkForm } from './helpers/pages.ts';
 import { linkToken } from './helpers/smtp.ts';
 
 const test = suite<{ service: TestService }>('REST verification: the /verify-email page, verify-email and resend-verification');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
 });
 test.after(async ({ service }) => {
   await service?.close();

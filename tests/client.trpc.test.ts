@@ -2,13 +2,13 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createGatehouseClient, TRPCClientError, type RouterInputs, type RouterOutputs } from '../client/src/index.ts';
 import { PASSWORD, nextMail, registerAndVerify } from './helpers/auth.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { startTestApp, testFetch, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 
 const test = suite<{ service: TestService }>('client: the typed tRPC client against a running service');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
 });
 test.after(async ({ service }) => {
   await service?.close();
@@ -30,7 +30,7 @@ async function rejection(promise: Promise<unknown>): Promise<TRPCClientError<any
 test('register, verify from the real mail, login, me with the JWT and the API key, logout', async ({ service }) => {
   const email = 'client.flow@example.com';
   let session: string | undefined;
-  const client = createGatehouseClient({ url: endpoint(service), token: () => session });
+  const client = createGatehouseClient({ fetch: testFetch, url: endpoint(service), token: () => session });
 
   const input: RouterInputs['auth']['register'] = { email: 'Client.Flow@Example.com', password: PASSWORD, name: 'Client Flow', company: 'Acme' };
   const registered = await client.auth.register.mutate(input);
@@ -55,7 +55,7 @@ test('register, verify from the real mail, login, me with the JWT and the API ke
   const viaJwt = await client.auth.me.query();
   assert.equal(viaJwt.user, user);
 
-  const withKey = createGatehouseClient({ url: endpoint(service), apiKey: user.api_key });
+  const withKey = createGatehouseClient({ fetch: testFetch, url: endpoint(service), apiKey: user.api_key });
   assert.equal((await withKey.auth.me.query()).user, user);
 
   assert.equal(await client.auth.logout.mutate(), { success: true });
@@ -69,22 +69,22 @@ test('register, verify from the real mail, login, me with the JWT and the API ke
 test('a static token string authenticates, and wins over an API key', async ({ service }) => {
   const first = await registerAndVerify(service, 'client.static@example.com');
   const second = await registerAndVerify(service, 'client.other@example.com');
-  const client = createGatehouseClient({ url: endpoint(service), token: first.token, apiKey: second.apiKey });
+  const client = createGatehouseClient({ fetch: testFetch, url: endpoint(service), token: first.token, apiKey: second.apiKey });
   assert.is((await client.auth.me.query()).user.email, first.email);
-  const fallback = createGatehouseClient({ url: endpoint(service), token: async () => null, apiKey: second.apiKey });
+  const fallback = createGatehouseClient({ fetch: testFetch, url: endpoint(service), token: async () => null, apiKey: second.apiKey });
   assert.is((await fallback.auth.me.query()).user.email, second.email);
 });
 
 test('the svc_token cookie authenticates tRPC calls as it does REST ones', async ({ service }) => {
   const account = await registerAndVerify(service, 'client.cookie@example.com');
-  const client = createGatehouseClient({ url: endpoint(service), headers: { cookie: `svc_token=${account.token}` } });
+  const client = createGatehouseClient({ fetch: testFetch, url: endpoint(service), headers: { cookie: `svc_token=${account.token}` } });
   assert.is((await client.auth.me.query()).user.id, account.user.id);
   await client.auth.logout.mutate();
   assert.is((await rejection(client.auth.me.query())).data?.appCode, 'UNAUTHORIZED');
 });
 
 test('validation errors carry appCode VALIDATION_FAILED and the issues', async ({ service }) => {
-  const client = createGatehouseClient({ url: endpoint(service) });
+  const client = createGatehouseClient({ fetch: testFetch, url: endpoint(service) });
   const error = await rejection(client.auth.register.mutate({ email: 'not-an-address', password: 'short', name: '   ' }));
   assert.is(error.data?.appCode, 'VALIDATION_FAILED');
   assert.is(error.data?.httpStatus, 400);
@@ -93,7 +93,7 @@ test('validation errors carry appCode VALIDATION_FAILED and the issues', async (
 });
 
 test('wrong credentials and an unverified address carry their contract codes', async ({ service }) => {
-  const client = createGatehouseClient({ url: endpoint(service) });
+  const client = createGatehouseClient({ fetch: testFetch, url: endpoint(service) });
   await client.auth.register.mutate({ email: 'client.unverified@example.com', password: PASSWORD, name: 'Unverified' });
   const wrong = await rejection(client.auth.login.mutate({ email: 'client.unverified@example.com', password: 'not the password' }));
   assert.is(wrong.data?.appCode, 'INVALID_CREDENTIALS');
@@ -109,7 +109,7 @@ test('a custom fetch and extra headers are used for every request', async ({ ser
   const seen: string[] = [];
   const recordingFetch: typeof fetch = async (input, init) => {
     seen.push(String(input instanceof Request ? input.url : input));
-    return fetch(input, init);
+    return testFetch(input, init);
   };
   const client = createGatehouseClient({
     url: endpoint(service),
@@ -131,7 +131,7 @@ test('in one batch, a login keeps its cookie and a logout clears it whatever the
   const account = await registerAndVerify(service, 'client.batch-cookies@example.com');
   const answers: Response[] = [];
   const recordingFetch: typeof fetch = async (input, init) => {
-    const answer = await fetch(input, init);
+    const answer = await testFetch(input, init);
     answers.push(answer);
     return answer;
   };
@@ -164,7 +164,7 @@ test('in one batch, a login keeps its cookie and a logout clears it whatever the
 });
 
 test('an unknown procedure is a 404 NOT_FOUND', async ({ service }) => {
-  const client = createGatehouseClient({ url: `${service.url}/trpc` }) as any;
+  const client = createGatehouseClient({ fetch: testFetch, url: `${service.url}/trpc` }) as any;
   const error = await rejection(client.auth.nonexistent.query());
   assert.is(error.data?.httpStatus, 404);
   assert.is(error.data?.appCode, 'NOT_FOUND');

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, assertError, bearer, registerAndVerify, requestFrom, type Account } from './helpers/auth.ts';
-import { startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 
 type Context = { service: TestService; account: Account };
 const test = suite<Context>('CORS over HTTP: listed origins on /trpc and /api/v1 only, with credentials, on errors too; nothing elsewhere');
@@ -12,7 +12,7 @@ const LISTED_DEV = 'http://localhost:5173';
 const METRICS_TOKEN = 'metrics-token-for-the-cors-suite';
 
 test.before(async (context) => {
-  context.service = await startTestService({ CORS_ORIGINS: `${LISTED},${LISTED_DEV}/`, METRICS_TOKEN });
+  context.service = await startTestApp({ CORS_ORIGINS: `${LISTED},${LISTED_DEV}/`, METRICS_TOKEN });
   context.account = await registerAndVerify(context.service, 'cors@example.com');
 });
 test.after(async ({ service }) => {

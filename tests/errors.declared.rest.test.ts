@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { CODES_EXTENSION } from '../gateway/src/routes/openapi-document.ts';
 import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { AUTH, PASSWORD, assertError, bearer, registerAndVerify, type Account } from './helpers/auth.ts';
-import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 
 // The answers issue 42 found missing from the docs, provoked over real HTTP and each held to
 // the OpenAPI document the service publishes: the code must be one its route's answer of
@@ -17,7 +17,7 @@ const post = (service: TestService, path: string, headers: Record<string, string
   request(service.url, 'POST', `${AUTH}/${path}`, { headers, json });
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
   const published = await request(context.service.url, 'GET', '/api/v1/openapi.json');
   assert.is(published.status, 200);
   context.document = published.body;

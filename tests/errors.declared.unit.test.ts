@@ -18,7 +18,6 @@ const test = suite('declared errors: every REST route, its kind, and the OpenAPI
 type Definition = { type: 'query' | 'mutation'; inputs: z.ZodType[] };
 const definitions = appRouter._def.procedures as unknown as Record<string, { _def: Definition }>;
 const routes = restProcedures().map(({ name, meta }) => ({ name, meta, declared: routeErrors(meta)!, definition: definitions[name]._def }));
-const codesOf = (declared: ErrorDeclarations) => Object.keys(declared).sort();
 const where = (route: { meta: { openapi?: { method: string; path: string } } }) => `${route.meta.openapi!.method} ${route.meta.openapi!.path}`;
 
 /** The fields of a procedure's input, whatever wraps its object (optional, prefault). */

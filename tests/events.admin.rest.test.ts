@@ -5,7 +5,7 @@ import { createGatehouseClient, TRPCClientError } from '../client/src/index.ts';
 import { EVENT_TYPES, emitEvent } from '../server/src/modules/events/index.ts';
 import { AUTH, assertError, bearer, issuePaths, registerAndVerify, type Account } from './helpers/auth.ts';
 import { EventReceiver } from './helpers/event-receiver.ts';
-import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { request, startTestApp, testFetch, type HttpResult, type TestService } from './helpers/service.ts';
 import { trpcOver } from './helpers/trpc-http.ts';
 import { eventually } from './helpers/wait.ts';
 import { callerFor, post, viberHeaders, viberMessage, viberToken } from './helpers/webhook-fixtures.ts';
@@ -23,7 +23,7 @@ type Context = { service: TestService; admin: Account; user: Account };
 const test = suite<Context>('REST admin: event endpoints and deliveries, for administrators only');
 
 test.before(async (context) => {
-  context.service = await startTestService({ METRICS_TOKEN });
+  context.service = await startTestApp({ METRICS_TOKEN });
   context.admin = await registerAndVerify(context.service, 'events-operator@example.com');
   await context.service.deps.db.query(`UPDATE accounts SET role = 'admin' WHERE id = $1`, [context.admin.user.id]);
   context.user = await registerAndVerify(context.service, 'events-plain-user@example.com');
@@ -227,7 +227,7 @@ test('garbage to every route is a 4xx with the error shape, never a 5xx, and cha
 test('the procedures by their contract names over tRPC: the typed client as admin, FORBIDDEN for a plain user', async (context) => {
   const { service, user } = context;
   const receiver = await EventReceiver.start();
-  const client = createGatehouseClient({ url: `${service.url}/trpc`, token: context.admin.token }).admin;
+  const client = createGatehouseClient({ fetch: testFetch, url: `${service.url}/trpc`, token: context.admin.token }).admin;
   try {
     const created = await client.createEventEndpoint.mutate({ url: receiver.url, events: ['account.updated'], description: 'over tRPC' });
     const id = created.endpoint.id;
@@ -261,7 +261,7 @@ test('the procedures by their contract names over tRPC: the typed client as admi
     assert.equal(await client.deleteEventEndpoint.mutate({ id }), { success: true });
     assert.not.ok((await client.eventEndpoints.query()).items.some((item) => item.id === id));
 
-    const plain = createGatehouseClient({ url: `${service.url}/trpc`, token: user.token }).admin;
+    const plain = createGatehouseClient({ fetch: testFetch, url: `${service.url}/trpc`, token: user.token }).admin;
     const anyId = { id: randomUUID() };
     const calls: Array<[string, () => Promise<unknown>]> = [
       ['createEventEndpoint', () => plain.createEventEndpoint.mutate({ url: receiver.url })],
@@ -488,7 +488,7 @@ test("every read of endpoints and deliveries is recorded in the reading admin's 
     const deliveryId = await ping(context, id);
     await deliveredTo(receiver, 1);
     const [{ mark }] = await service.deps.db.query<{ mark: string }>('SELECT coalesce(max(id), 0)::text AS mark FROM audit_events');
-    const client = createGatehouseClient({ url: `${service.url}/trpc`, token: context.admin.token }).admin;
+    const client = createGatehouseClient({ fetch: testFetch, url: `${service.url}/trpc`, token: context.admin.token }).admin;
     assert.is((await admin(context, 'GET', '/event-endpoints')).status, 200);
     assert.ok((await client.eventEndpoints.query()).items.length >= 1);
     assert.is((await admin(context, 'GET', `/event-deliveries?endpoint_id=${id}`)).status, 200);

@@ -1,5 +1,4 @@
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createEndpoint } from '../server/src/modules/events/events.service.ts';

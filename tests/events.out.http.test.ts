@@ -3,7 +3,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { assertError, bearer, PASSWORD, registerAndVerify, type Account } from './helpers/auth.ts';
 import { EventReceiver } from './helpers/event-receiver.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { paddleEvent, paddleHeaders, post, stripeEvent, stripeHeaders, unixNow, callerFor } from './helpers/webhook-fixtures.ts';
 import { eventually } from './helpers/wait.ts';
 import { linkToken } from './helpers/smtp.ts';
@@ -26,7 +26,7 @@ type Context = { service: TestService; admin: Account };
 const test = suite<Context>('events out: signed, durable webhooks to the platform');
 
 test.before(async (context) => {
-  context.service = await startTestService({ BILLING_WEBHOOK_SECRET: BILLING_SECRET, BILLING_PLANS: 'pri_pro=pro' });
+  context.service = await startTestApp({ BILLING_WEBHOOK_SECRET: BILLING_SECRET, BILLING_PLANS: 'pri_pro=pro' });
   context.admin = await registerAndVerify(context.service, 'events-admin@example.com');
   await context.service.deps.db.query(`UPDATE accounts SET role = 'admin' WHERE id = $1`, [context.admin.user.id]);
 });

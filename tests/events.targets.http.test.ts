@@ -6,7 +6,7 @@ import { secretPlace } from '../server/src/modules/events/index.ts';
 import { assertError, bearer, issuePaths, registerAdmin, type Account } from './helpers/auth.ts';
 import { EventReceiver } from './helpers/event-receiver.ts';
 import { TestResolver } from './helpers/resolver.ts';
-import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
 // Where events may go (docs/EVENTS.md): an operator's endpoint must not make the sender a
@@ -33,7 +33,7 @@ test.before(async (context) => {
     .answer('mixed.test', [PUBLIC, '10.0.0.5'])
     .answer('mapped.test', ['::ffff:169.254.169.254'])
     .hang('slow.test');
-  context.service = await startTestService({ [SETTING]: 'none' }, { resolver: context.resolver });
+  context.service = await startTestApp({ [SETTING]: 'none' }, { resolver: context.resolver });
   context.admin = await registerAdmin(context.service, 'targets-admin@example.com');
 });
 test.after(async ({ service }) => {

@@ -1,11 +1,9 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createGateway } from '../gateway/src/app.ts';
 import { appRouter } from '../server/src/router.ts';
 import { registerAndVerify, type Account } from './helpers/auth.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { serveInProcess, startTestApp, testFetch, type TestService } from './helpers/service.ts';
 
 // FAST_PATHS=off answers REST with trpc-to-openapi's own handler behind the router
 // (gateway/src/fast-paths/). Here the same service's gateway is built both ways, in one
@@ -21,7 +19,7 @@ import { startTestService, type TestService } from './helpers/service.ts';
 
 type Answer = { status: number; headers: Array<[string, string]>; body: string };
 type Probe = { label: string; method: string; path: string; headers: Record<string, string>; body?: string };
-type Context_ = { service: TestService; account: Account; off: Server; offUrl: string; restoreSchemas: () => void };
+type Context_ = { service: TestService; account: Account; off: ReturnType<typeof serveInProcess>; offUrl: string; restoreSchemas: () => void };
 
 /** Every zod definition reachable from the router's input schemas, with its `coerce` flag as it is now: a function that puts each back. */
 function snapshotCoercion(): () => void {
@@ -55,28 +53,24 @@ const test = suite<Context_>('fast paths: the REST answers with FAST_PATHS=off a
 
 test.before(async (context) => {
   context.restoreSchemas = snapshotCoercion();
-  context.service = await startTestService();
+  context.service = await startTestApp();
   context.account = await registerAndVerify(context.service, 'fast-paths@example.com');
   const { deps } = context.service;
   // The service's own deps, the switch off; its in-flight gauge stays the service's gateway's.
   const gateway = createGateway({ ...deps, config: { ...deps.config, fastPaths: false }, metrics: { ...deps.metrics, readRequestsInFlightFrom: () => {} } });
-  context.off = createServer(gateway.app.callback());
-  await new Promise<void>((resolve) => context.off.listen(0, '127.0.0.1', resolve));
-  context.offUrl = `http://127.0.0.1:${(context.off.address() as AddressInfo).port}`;
+  context.off = serveInProcess(gateway.app.callback());
+  context.offUrl = context.off.url;
 });
 
 test.after(async (context) => {
   context.restoreSchemas?.();
-  if (context.off) {
-    context.off.closeAllConnections();
-    await new Promise((resolve) => context.off.close(resolve));
-  }
+  context.off?.close();
   await context.service?.close();
 });
 
 /** Everything of an answer but its Date (and the connection's own headers). */
 async function answerOf(base: string, probe: Probe): Promise<Answer> {
-  const response = await fetch(`${base}${probe.path}`, { method: probe.method, headers: probe.headers, body: probe.body, redirect: 'manual' });
+  const response = await testFetch(`${base}${probe.path}`, { method: probe.method, headers: probe.headers, body: probe.body, redirect: 'manual' });
   const headers = [...response.headers].filter(([name]) => !['date', 'connection', 'keep-alive'].includes(name));
   return { status: response.status, headers, body: await response.text() };
 }
@@ -123,7 +117,7 @@ function probesOf(method: string, path: string, operation: Operation, account: A
 }
 
 test('every route of the OpenAPI document answers the same requests with the same bytes both ways', async ({ service, account, offUrl }) => {
-  const document = await (await fetch(`${service.url}/api/v1/openapi.json`)).json();
+  const document = await (await testFetch(`${service.url}/api/v1/openapi.json`)).json();
   const probes: Probe[] = [
     { label: 'no such route', method: 'GET', path: '/api/v1/no/such/route', headers: {} },
     { label: 'no such route, as HEAD', method: 'HEAD', path: '/api/v1/no/such/route', headers: {} },

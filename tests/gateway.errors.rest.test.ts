@@ -1,9 +1,8 @@
-import { request as httpRequest } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, assertError, bearer, issuePaths, login, registerAndVerify, type Account } from './helpers/auth.ts';
 import { checkedForFaults } from './helpers/faults.ts';
-import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { request, startTestApp, testFetch, type HttpResult, type TestService } from './helpers/service.ts';
 
 type Context = { service: TestService; account: Account; long: Account };
 // Every test is checked for faults in the log: never a 5xx, never an error logged.
@@ -12,7 +11,7 @@ const test = checkedForFaults(suite<Context>('REST gateway: garbage of every cla
 const LONG_PASSWORD = `${'Lp0-'.repeat(31)}tail`;
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
   context.account = await registerAndVerify(context.service, 'sturdy@example.com');
   context.long = await registerAndVerify(context.service, 'long.password@example.com', { password: LONG_PASSWORD });
 });
@@ -41,23 +40,21 @@ function send(context: Context, method: string, path: string, options: Parameter
 }
 
 /** A body sent with `Transfer-Encoding: chunked`, so the size is only known while reading. */
-function sendChunked(context: Context, path: string, body: string): Promise<HttpResult> {
-  const url = new URL(path, context.service.url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk) => (text += chunk));
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, headers: new Headers(res.headers as Record<string, string>), body: text ? JSON.parse(text) : undefined, text });
-        });
-      },
-    );
-    req.on('error', reject);
-    for (let offset = 0; offset < body.length; offset += 1024) req.write(body.slice(offset, offset + 1024));
-    req.end();
+async function sendChunked(context: Context, path: string, body: string): Promise<HttpResult> {
+  const chunks = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (let offset = 0; offset < body.length; offset += 1024) controller.enqueue(Buffer.from(body.slice(offset, offset + 1024)));
+      controller.close();
+    },
   });
+  const answer = await testFetch(new URL(path, context.service.url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+    body: chunks,
+    duplex: 'half',
+  } as RequestInit);
+  const text = await answer.text();
+  return { status: answer.status, headers: answer.headers, body: text ? JSON.parse(text) : undefined, text };
 }
 
 test('a body that is not application/json: 415 on every POST route', async (context) => {

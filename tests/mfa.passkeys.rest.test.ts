@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, assertError, bearer, login, nextMail, registerAndVerify, setCookieValue, type Account } from './helpers/auth.ts';
-import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 import { data, trpcOver } from './helpers/trpc-http.ts';
 import { checkedForFaults } from './helpers/faults.ts';
 import { createSoftAuthenticator, type SoftAuthenticator } from './helpers/webauthn.ts';
@@ -16,7 +16,7 @@ type Context = { service: TestService };
 const test = checkedForFaults(suite<Context>('passkeys: add, sign in alone or as the second step, step-up, remove, and what a forged or cloned one gets'));
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
 });
 test.after(async ({ service }) => {
   await service?.close();

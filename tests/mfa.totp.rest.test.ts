@@ -5,7 +5,7 @@ import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { failChallenge, insertChallenge, useChallenge } from '../server/src/modules/mfa/mfa.repo.ts';
 import { sha256 } from '../server/src/lib/crypto.ts';
 import { AUTH, PASSWORD, assertError, bearer, login, nextMail, registerAndVerify, setCookieValue, type Account } from './helpers/auth.ts';
-import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 import { faultLines } from './helpers/faults.ts';
 import { data, trpcOver } from './helpers/trpc-http.ts';
 
@@ -16,7 +16,7 @@ type Context = { service: TestService; secrets: Set<string> };
 const test = suite<Context>('second factor: authenticator app, recovery codes, sign-in second step, step-up');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
   context.secrets = new Set();
 });
 test.after(async ({ service }) => {
@@ -207,7 +207,7 @@ test('a token is used only while live: proofs checked at once cannot outlast its
 });
 
 test('wrong codes count as failed logins of the account: at the cap even the right code is refused', async (context) => {
-  const limited = await startTestService({ RATE_LIMITS: 'on' });
+  const limited = await startTestApp({ RATE_LIMITS: 'on' });
   try {
     const account = await accountWithTotp({ ...context, service: limited }, 'totp.cap@example.com');
     const token = await firstStep({ ...context, service: limited }, account);
@@ -431,7 +431,7 @@ test('over tRPC: MFA_REQUIRED carries mfa_token and methods in the error data; a
 });
 
 test('MFA_REQUIRED_ROLES=admin: an admin without a factor can only set one up, by any credential', async () => {
-  const strict = await startTestService({ MFA_REQUIRED_ROLES: 'admin' });
+  const strict = await startTestApp({ MFA_REQUIRED_ROLES: 'admin' });
   try {
     const admin = await registerAndVerify(strict, 'roles.admin@example.com');
     await strict.deps.db.query(`UPDATE accounts SET role = 'admin' WHERE id = $1`, [admin.user.id]);

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createBrowser, OAUTH, OIDC_SECRET, signInWith, startOidcProvider, type OidcProvider } from './helpers/identity-providers.ts';
-import { freePort, request, startTestService, type TestService } from './helpers/service.ts';
+import { freePort, request, startTestApp, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
 // An OpenID Provider that cannot be reached when the service starts (docs/CONFIGURATION.md,
@@ -11,11 +11,8 @@ import { eventually } from './helpers/wait.ts';
 const test = suite<{ service: TestService; op?: OidcProvider; opPort: number }>('identity provider discovery: logged at start, retried at first use');
 
 test.before(async (context) => {
-  const port = await freePort();
   context.opPort = await freePort();
-  context.service = await startTestService({
-    PORT: String(port),
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
+  context.service = await startTestApp({
     OAUTH_PROVIDERS: 'late',
     OAUTH_LATE_CLIENT_ID: 'gatehouse',
     OAUTH_LATE_CLIENT_SECRET: OIDC_SECRET,

@@ -7,7 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PASSWORD, assertError, bearer, loginFrom, me, registerAndVerify } from './helpers/auth.ts';
 import { createBrowser, OAUTH, type Browser, OIDC_SECRET, refusalOf, signInWith, startOidcProvider, throughProvider, type OidcProvider, type Person } from './helpers/identity-providers.ts';
-import { freePort, startTestService, type TestService } from './helpers/service.ts';
+import { freePort, inProcessOrigin, startTestApp, type TestService } from './helpers/service.ts';
 
 // What the callback checks of the provider's tokens (docs/API.md, Identity providers,
 // Callback), against a real OpenID Provider (oidc-provider, in this process): a code used
@@ -85,22 +85,19 @@ async function startForgingProvider(redirectUri: string) {
 type ForgingProvider = Awaited<ReturnType<typeof startForgingProvider>>;
 
 test.before(async (context) => {
-  const port = await freePort();
-  const publicUrl = `http://127.0.0.1:${port}`;
+  const publicUrl = inProcessOrigin();
   const callback = (name: string) => `${publicUrl}${OAUTH}/${name}/callback`;
   const op = await startOidcProvider([callback('acme'), callback('corp')], OIDC_SECRET);
   const forger = await startForgingProvider(callback('forged'));
   const client = (name: string, issuer: string) => ({ [`OAUTH_${name}_CLIENT_ID`]: 'gatehouse', [`OAUTH_${name}_CLIENT_SECRET`]: OIDC_SECRET, [`OAUTH_${name}_ISSUER`]: issuer });
-  const service = await startTestService({
-    PORT: String(port),
-    PUBLIC_URL: publicUrl,
+  const service = await startTestApp({
     RATE_LIMITS: 'on',
     OAUTH_PROVIDERS: 'acme,corp,forged',
     ...client('ACME', op.issuer),
     ...client('CORP', op.issuer),
     OAUTH_CORP_TRUST_EMAIL: 'true',
     ...client('FORGED', forger.issuer),
-  });
+  }, { origin: publicUrl });
   context.env = {
     service,
     op,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, bearer, login, me, registerAndVerify, type Account } from './helpers/auth.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 
 // The access log (docs/OPERATIONS.md, Access log): one JSON line per request at info, with the route's
 // pattern and the account when a procedure authenticated the caller; never a query string,
@@ -13,7 +13,7 @@ const test = suite<Context>('access log: one info line per request');
 
 test.before(async (context) => {
   // The default level: the access log must show without turning on debug.
-  context.service = await startTestService({ LOG_LEVEL: 'info' });
+  context.service = await startTestApp({ LOG_LEVEL: 'info' });
   context.account = await registerAndVerify(context.service, 'access.log@example.com');
   const { account } = context;
   context.secrets = new Set([account.password, account.token, account.apiKey]);
@@ -139,7 +139,7 @@ test('a 5xx is logged at error, with the same fields', async ({ service }) => {
 });
 
 test('ACCESS_LOG=off: no request lines, but a 5xx is still logged at error', async () => {
-  const quiet = await startTestService({ LOG_LEVEL: 'info', ACCESS_LOG: 'off' });
+  const quiet = await startTestApp({ LOG_LEVEL: 'info', ACCESS_LOG: 'off' });
   try {
     await request(quiet.url, 'GET', '/healthz');
     await request(quiet.url, 'GET', '/nowhere');

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { autovacuumState, CHURNING_TABLES } from '../server/src/lib/autovacuum-check.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { startTestApp, type TestService } from './helpers/service.ts';
 
 // Every service process warns at start when PostgreSQL will not vacuum the tables that churn
 // (docs/DEPLOY.md, Sizing): without it they grow and their statistics go stale. A database
@@ -21,7 +21,7 @@ const autovacuumWarnings = (service: TestService) =>
 
 if (process.env.DATABASE_URL) {
   test('the warning follows the server: every churning table when autovacuum is off there, none when on', async (context) => {
-    context.service = await startTestService();
+    context.service = await startTestApp();
     const [settings] = await context.service.deps.db.query<{ on: boolean }>(
       `SELECT current_setting('autovacuum')::boolean AND current_setting('track_counts')::boolean AS on`,
     );

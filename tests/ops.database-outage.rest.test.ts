@@ -4,7 +4,7 @@ import pg from 'pg';
 import { Sequelize } from 'sequelize';
 import { isDatabaseUnavailable } from '../server/src/lib/db.ts';
 import { AUTH, assertError, bearer, login, me, PASSWORD, registerAndVerify } from './helpers/auth.ts';
-import { freePort, request, startTestService, type TestService } from './helpers/service.ts';
+import { freePort, request, startTestApp, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
 // While the database cannot be reached, callers get 503 SERVICE_UNAVAILABLE with a
@@ -13,7 +13,7 @@ import { eventually } from './helpers/wait.ts';
 let service: TestService;
 
 test.before(async () => {
-  service = await startTestService();
+  service = await startTestApp();
 });
 test.after(async () => {
   await service?.close();

@@ -1,14 +1,14 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, assertError, bearer, login, me, nextMail, registerAndVerify } from './helpers/auth.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 
 type Context = { service: TestService };
 const test = suite<Context>('REST operations: health, readiness, OpenAPI, docs, request ids and logs');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
 });
 test.after(async ({ service }) => {
   await service?.close();

@@ -1,13 +1,13 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, MAIL_TIMEOUT_MS, PASSWORD, login } from './helpers/auth.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
 const test = suite<{ service: TestService }>('REST without SMTP_URL: e-mails are written to the log (development)');
 
 test.before(async (context) => {
-  context.service = await startTestService({ SMTP_URL: '' });
+  context.service = await startTestApp({ SMTP_URL: '' });
 });
 test.after(async ({ service }) => {
   await service?.close();

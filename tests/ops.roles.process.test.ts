@@ -48,8 +48,6 @@ roles.after(async () => {
   await database.drop();
 });
 
-const migrate = () => spawnScript('server/src/roles/migrate.ts', [], env);
-
 roles('npm run migrate applies the migrations, and a second run has nothing to do', async () => {
   // A database of its own: a service started by another test would have migrated the suite's.
   const fresh = await createTestDatabase();

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createEmbeddedDatabase, createTestDatabase, type TestDatabase } from './helpers/database.ts';
-import { buildService, exitWithin, listensOn, spawnBuilt, stopService, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
+import { buildService, exitWithin, listensOn, spawnBuilt, spawnScript, stopService, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
 import { freePort } from './helpers/service.ts';
 
 // docs/OPERATIONS.md, Troubleshooting: a start that fails prints one line naming the cause and the variable
@@ -56,6 +56,16 @@ async function failedStart(context: Context, env: Record<string, string>): Promi
 test('a bad value names its variable', async (context) => {
   const { line } = await failedStart(context, { ...context.database.env, ...SECRETS, PORT: 'eighty' });
   assert.match(line, /invalid configuration: PORT: /);
+});
+
+test('npm start (the TypeScript entry point) with a bad value stops the same way', async (context) => {
+  const service = spawnScript('gateway/src/main.ts', [], { DATA_DIR: tempDir(context), ...SECRETS, PORT: 'not-a-port' });
+  try {
+    assert.is(await exitWithin(service), 1, service.output());
+    assert.match(service.errors(), /^Gatehouse cannot start: invalid configuration: PORT: /);
+  } finally {
+    await stopService(service);
+  }
 });
 
 test('a database that cannot be reached names DATABASE_URL, without the password in it', async (context) => {

@@ -1,8 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, bearer, login, me, nextMail, registerAndVerify, type Account } from './helpers/auth.ts';
-import { assertPageHeaders, createVisitor, inputValue, signedInVisitor, type Visitor } from './helpers/pages.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { assertPageHeaders, inputValue, signedInVisitor, type Visitor } from './helpers/pages.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 
 // docs/API.md, Pages: GET /account and everything it posts to: each through the same
@@ -11,7 +11,7 @@ import { linkToken } from './helpers/smtp.ts';
 const test = suite<{ service: TestService; secrets: Set<string> }>('pages: the account page');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
   context.secrets = new Set([PASSWORD, NEW_PASSWORD, 'not it at all']);
 });
 test.after(async ({ service }) => {
@@ -176,7 +176,7 @@ test('change password: a wrong current one changes nothing; the right one keeps 
 });
 
 test('change e-mail: needs the password; then the new address gets a link whose page moves the account', async ({ service }) => {
-  const { account, visitor } = await accountWithVisitor(service, 'page.email.old@example.com');
+  const { visitor } = await accountWithVisitor(service, 'page.email.old@example.com');
   const newEmail = 'page.email.new@example.com';
   const wrong = await visitor.post('/account/email', { new_email: newEmail, password: 'not it at all' });
   assert.is(wrong.status, 401);

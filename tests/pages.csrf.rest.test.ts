@@ -2,8 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, bearer, me, nextMail, registerAndVerify, registerForToken, type Account } from './helpers/auth.ts';
 import { assertPageHeaders, createVisitor, FORM_TYPE, signedInVisitor, type PageResult, type Visitor } from './helpers/pages.ts';
-import { rawRequest } from './helpers/raw-http.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 
 // docs/API.md, Pages: every POST form carries a CSRF token tied to the visitor (and its
@@ -14,9 +13,11 @@ type Context = { service: TestService; victim: Account; visitor: Visitor; sessio
 const test = suite<Context>('pages: CSRF, origin checks and garbage forms');
 
 const EVIL = 'http://evil.example';
+/** The same host on another port: same site, another origin. */
+const anotherPortOf = (url: string) => Object.assign(new URL(url), { port: '8443' }).origin;
 
 test.before(async (context) => {
-  const service = (context.service = await startTestService());
+  const service = (context.service = await startTestApp());
   context.victim = await registerAndVerify(service, 'csrf.victim@example.com');
   context.visitor = await signedInVisitor(service, context.victim.email, PASSWORD);
   context.session = context.visitor.cookies.get('svc_token')!;
@@ -109,7 +110,7 @@ test('a valid token from another site (Origin, or Sec-Fetch-Site without one, or
   for (const [path, fields] of forms(context)) {
     await visitor.get('/account');
     assertRefused(await visitor.post(path, fields, { origin: EVIL }), `${path} from ${EVIL}`);
-    assertRefused(await visitor.post(path, fields, { origin: service.url.replace('127.0.0.1', 'localhost') }), `${path} from another origin of this host`);
+    assertRefused(await visitor.post(path, fields, { origin: anotherPortOf(service.url) }), `${path} from another origin of this host`);
     assertRefused(await visitor.post(path, fields, { origin: 'null' }), `${path} from an opaque origin`);
     for (const site of ['cross-site', 'same-site']) {
       assertRefused(await visitor.post(path, fields, { origin: 'null', headers: { 'sec-fetch-site': site } }), `${path} from an opaque origin, ${site}`);
@@ -120,7 +121,7 @@ test('a valid token from another site (Origin, or Sec-Fetch-Site without one, or
 });
 
 test('a visitor without its cookie is refused, and the refusal gives it one so that the form works once reloaded', async (context) => {
-  const { service, visitor } = context;
+  const { visitor } = context;
   await visitor.get('/account');
   const visitorId = visitor.cookies.get('svc_visitor')!;
   visitor.cookies.delete('svc_visitor');
@@ -190,17 +191,6 @@ test('garbage on every form: wrong type, too large, repeated or odd fields, cont
   const was = JSON.parse(before);
   assert.equal(after.accounts, was.accounts);
   assert.equal(after.tokens, was.tokens);
-});
-
-test('a big body from another site is refused at once, unread, and the connection closed', async ({ service }) => {
-  const answer = await rawRequest(
-    service.url,
-    `POST /account/password HTTP/1.1\r\nHost: x\r\nOrigin: ${EVIL}\r\nContent-Type: ${FORM_TYPE}\r\nContent-Length: ${16 * 1024 * 1024}\r\n\r\n`,
-    { chunk: Buffer.alloc(64 * 1024, 0x61), everyMs: 50, upTo: 1024 * 1024 },
-  );
-  assert.is(answer.status, 403);
-  assert.ok(answer.closed, 'connection closed');
-  assert.ok(answer.sentBeforeAnswer < 1024 * 1024, `answered after ${answer.sentBeforeAnswer} bytes`);
 });
 
 test('the log holds no password, session token, mailed token or API key', async ({ service, victim, visitor, session, tokens }) => {

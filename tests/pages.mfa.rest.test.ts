@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { AUTH, PASSWORD, bearer, login, registerAndVerify, type Account } from './helpers/auth.ts';
 import { assertPageHeaders, createVisitor, inputValue, PAGE_CSP, SCRIPTED_PAGE_CSP, signedInVisitor, type PageResult, type Visitor } from './helpers/pages.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { createSoftAuthenticator, type SoftAuthenticator } from './helpers/webauthn.ts';
 
 // docs/API.md, Pages: the second step of a sign-in (/login/mfa), the sign-in by passkey
@@ -16,7 +16,7 @@ type Context = { service: TestService; secrets: Set<string> };
 const test = suite<Context>('pages: second step of a sign-in, passkey sign-in, the two-factor card and step-up');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
   context.secrets = new Set([PASSWORD]);
 });
 test.after(async ({ service }) => {

@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, bearer, me, nextMail, registerAndVerify, registerForToken } from './helpers/auth.ts';
 import { assertPageHeaders, createVisitor, inputValue, PAGE_CSP, signedInVisitor } from './helpers/pages.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 
 // The pages anyone can open (docs/API.md, Pages): register, sign in and out, forgotten
@@ -11,7 +11,7 @@ import { linkToken } from './helpers/smtp.ts';
 const test = suite<{ service: TestService; secrets: Set<string> }>('pages: register, login, logout, forgot password, headers');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
   context.secrets = new Set([PASSWORD, 'a brand new password', 'not the password', 'wrong password']);
 });
 test.after(async ({ service }) => {
@@ -284,7 +284,7 @@ test.run();
 const limited = suite<{ service: TestService }>('pages with RATE_LIMITS=on: a refusal says how long to wait');
 
 limited.before(async (context) => {
-  context.service = await startTestService({ RATE_LIMITS: 'on' });
+  context.service = await startTestApp({ RATE_LIMITS: 'on' });
 });
 limited.after(async ({ service }) => {
   await service?.close();

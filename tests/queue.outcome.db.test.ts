@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Db } from '../server/src/lib/db.ts';
 import { startQueue, type PgBoss } from '../server/src/lib/queue.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { startTestApp, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
 // pg-boss 10 records a job's outcome (complete or fail) without awaiting it. A database
@@ -17,7 +17,7 @@ const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => unhandled.push(reason);
 
 test.before(async () => {
-  service = await startTestService();
+  service = await startTestApp();
   process.on('unhandledRejection', onUnhandled);
 });
 

@@ -11,7 +11,7 @@ import { createLogger } from '../server/src/lib/logger.ts';
 import { StartError } from '../server/src/errors/start-error.ts';
 import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { AUTH, PASSWORD, assertError, bearer, login, me, registerAndVerify, type Account } from './helpers/auth.ts';
-import { LogCapture, request, startTestService, type TestService } from './helpers/service.ts';
+import { LogCapture, request, startTestApp, type TestService } from './helpers/service.ts';
 import { callerFor, post, stripeEvent, stripeHeaders, unixNow, viberHeaders, viberMessage, viberToken } from './helpers/webhook-fixtures.ts';
 
 // docs/DEPLOY.md, Rotating secrets: JWT_SECRET and DATA_KEY take several values, the first in use, every
@@ -30,7 +30,7 @@ type Context = { service: TestService; alice: Account; carol: Account & { totpSe
 const test = suite<Context>('secrets: JWT_SECRET and DATA_KEY rotate without logging anyone out');
 
 test.before(async (context) => {
-  context.service = await startTestService({ JWT_SECRET: JWT_A, DATA_KEY: KEY_1 });
+  context.service = await startTestApp({ JWT_SECRET: JWT_A, DATA_KEY: KEY_1 });
   context.alice = await registerAndVerify(context.service, 'alice@example.com');
   const caller = callerFor(context.service, { id: context.alice.user.id, email: context.alice.email, token: context.alice.token });
   context.siteKey = (await caller.sites.create({ name: 'Shop', paymentWebhookSecret: SITE_SECRET })).siteKey;

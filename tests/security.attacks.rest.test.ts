@@ -1,9 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, assertError, bearer, loginFrom, me, nextMail, register, registerAndVerify, setCookieValue, type Account } from './helpers/auth.ts';
-import { closedSoon, openSocket, rawRequest } from './helpers/raw-http.ts';
 import { checkedForFaults } from './helpers/faults.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type TestService } from './helpers/service.ts';
 
 // The security review's attacks (issue 10), tried the way it tried them: over HTTP against a
 // running service with rate limits on, on the real database.
@@ -15,7 +14,7 @@ const EVIL = 'https://evil.example';
 const TRUSTED = 'https://app.example';
 
 test.before(async (context) => {
-  context.service = await startTestService({ RATE_LIMITS: 'on', CORS_ORIGINS: TRUSTED });
+  context.service = await startTestApp({ RATE_LIMITS: 'on', CORS_ORIGINS: TRUSTED });
   context.owner = await registerAndVerify(context.service, 'owner@example.com');
 });
 test.after(async ({ service }) => {
@@ -69,7 +68,7 @@ test('a stolen device cookie gets ten guesses of its own, then it is a stranger 
 });
 
 test('IPv6 clients count by their /64: new addresses in the same /64 are the same client', async () => {
-  const proxied = await startTestService({ RATE_LIMITS: 'on', TRUST_PROXY: '1' });
+  const proxied = await startTestApp({ RATE_LIMITS: 'on', TRUST_PROXY: '1' });
   try {
     const account = await registerAndVerify(proxied, 'six@example.com');
     const via = (address: string, password?: string) => loginFrom(proxied, '127.0.70.1', account.email, password, { 'x-forwarded-for': address });
@@ -118,9 +117,7 @@ test('NUL and other control characters are a 400 wherever they come, never a 5xx
   assert.is(trpc.body.error.data.appCode, 'VALIDATION_FAILED');
   assertError(await request(service.url, 'POST', '/webhook/payment/site_%00x', { body: '{}', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' } }), 400, 'VALIDATION_FAILED');
   assertError(await request(service.url, 'POST', '/messengertwo/bot/%E0%A4%A', { body: '{}' }), 400, 'VALIDATION_FAILED');
-  const header = await rawRequest(service.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Note: a\u0001b\r\n\r\n', undefined);
-  assert.is(header.status, 400);
-  assert.is(header.body.code, 'VALIDATION_FAILED');
+  // In a header value, Node's parser meets it first: tests/gateway.sockets.http.test.ts.
 });
 
 test('a cross-site request that rides on the cookie changes nothing; public routes and Bearer calls are not affected', async ({ service }) => {
@@ -159,62 +156,6 @@ test('a cross-site request that rides on the cookie changes nothing; public rout
   assert.is(sameOrigin.status, 200, sameOrigin.text);
 });
 
-test('a body over the cap is answered 413 at once and the connection closed, however it is sent', async ({ service }) => {
-  const chunk = Buffer.alloc(64 * 1024, 0x61);
-  const webhook = '/webhook/payment/site_unknown';
-  const declared = await rawRequest(
-    service.url,
-    `POST ${webhook} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${64 * 1024 * 1024}\r\n\r\n`,
-    { chunk, everyMs: 50, upTo: 2 * 1024 * 1024 },
-  );
-  assert.is(declared.status, 413);
-  assert.is(declared.body.code, 'PAYLOAD_TOO_LARGE');
-  assert.ok(declared.closed, 'connection closed');
-  assert.ok(declared.sentBeforeAnswer < 2 * 1024 * 1024, `answered after ${declared.sentBeforeAnswer} bytes, not after the whole body`);
-
-  // A stream that would go on for 64 MiB: answered once past 1 MiB, not when the client stops.
-  const streamed = await rawRequest(
-    service.url,
-    `POST ${webhook} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
-    { chunk: Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]), everyMs: 5, upTo: 64 * 1024 * 1024 },
-  );
-  assert.is(streamed.status, 413);
-  assert.ok(streamed.closed, 'connection closed');
-  assert.ok(streamed.sentBeforeAnswer < 4 * 1024 * 1024, `answered after ${streamed.sentBeforeAnswer} bytes`);
-
-  const rest = await rawRequest(
-    service.url,
-    `POST ${AUTH}/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${16 * 1024 * 1024}\r\n\r\n`,
-    { chunk, everyMs: 50, upTo: 1024 * 1024 },
-  );
-  assert.is(rest.status, 413);
-  assert.ok(rest.closed, 'connection closed');
-});
-
-test('a request that takes longer than REQUEST_TIMEOUT to arrive is cut off; connections past MAX_CONNECTIONS are closed', async () => {
-  const strict = await startTestService({ REQUEST_TIMEOUT: '2s', HEADERS_TIMEOUT: '1s', MAX_CONNECTIONS: '3' });
-  try {
-    const slow = await rawRequest(
-      strict.url,
-      `POST ${AUTH}/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`,
-      { chunk: Buffer.from(' '), everyMs: 200, upTo: 1000 },
-    );
-    assert.is(slow.status, 408);
-    assert.is(slow.body.code, 'REQUEST_TIMEOUT');
-    assert.ok(slow.closed);
-    assert.ok(slow.sentBeforeAnswer < 1000, 'cut off before the body was complete');
-
-    const { hostname, port } = new URL(strict.url);
-    const held = await Promise.all(Array.from({ length: 3 }, () => openSocket(hostname, Number(port))));
-    const extra = await openSocket(hostname, Number(port));
-    assert.ok(await closedSoon(extra), 'the fourth connection is closed at once');
-    assert.ok(!held.some((socket) => socket.destroyed), 'the first three stay open');
-    for (const socket of held) socket.destroy();
-  } finally {
-    await strict.close();
-  }
-});
-
 test('a tRPC batch carries at most 16 calls', async ({ service, owner }) => {
   const batch = (size: number) =>
     request(service.url, 'GET', `/trpc/${Array(size).fill('auth.me').join(',')}?batch=1&input=${encodeURIComponent('{}')}`, { headers: bearer(owner.token) });
@@ -246,6 +187,18 @@ test('answers with a token or key are never cached; every page refuses framing a
     assert.not.match(csp, /unsafe-inline|unsafe-eval|\*/);
     assert.is(page.headers.get('x-content-type-options'), 'nosniff');
   }
+});
+
+test('a JSON body that is not UTF-8 is 400 on REST and tRPC, and nothing is stored under a name with U+FFFD in it', async ({ service }) => {
+  const body = (email: string) => Buffer.concat([Buffer.from(`{"email":"${email}`), Buffer.from([0xff]), Buffer.from(`@example.com","password":"${PASSWORD}","name":"B\xff"}`)]);
+  const rest = await request(service.url, 'POST', `${AUTH}/register`, { body: body('utf8.rest'), headers: { 'content-type': 'application/json' } });
+  assert.is(rest.status, 400, rest.text);
+  assert.equal([rest.body.code, rest.body.message], ['INVALID_JSON', 'The request body is not valid UTF-8.']);
+  const trpc = await request(service.url, 'POST', '/trpc/auth.register', { body: body('utf8.trpc'), headers: { 'content-type': 'application/json' } });
+  assert.is(trpc.status, 400, trpc.text);
+  assert.match(trpc.text, 'The request body is not valid UTF-8.');
+  const stored = await service.deps.db.query(`SELECT 1 FROM accounts WHERE email LIKE 'utf8.%'`);
+  assert.is(stored.length, 0);
 });
 
 test.run();

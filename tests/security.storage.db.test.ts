@@ -15,7 +15,7 @@ import { MIGRATIONS } from '../server/src/migrations/index.ts';
 import { issueDeviceToken, readDeviceToken } from '../server/src/modules/sessions/sessions.devices.ts';
 import { assertError, bearer, me, registerAndVerify } from './helpers/auth.ts';
 import { EMBEDDED_TEMPLATE, createTestDatabase, ensureEmbeddedTemplate } from './helpers/database.ts';
-import { startTestService } from './helpers/service.ts';
+import { startTestApp } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 import { callerFor } from './helpers/webhook-fixtures.ts';
 import { authCacheOf } from '../server/src/modules/sessions/sessions.cache.ts';
@@ -45,7 +45,7 @@ test('a sealed value opens only at its own column and row, under a configured ke
 });
 
 test('a ciphertext copied into another column or row of the database does not open at /me', async () => {
-  const service = await startTestService();
+  const service = await startTestApp();
   try {
     const alice = await registerAndVerify(service, 'alice.sealed@example.com');
     const bob = await registerAndVerify(service, 'bob.sealed@example.com');

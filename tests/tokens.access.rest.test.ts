@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { calculateJwkThumbprint, createRemoteJWKSet, decodeProtectedHeader, exportJWK, jwtVerify, SignJWT, type JWTVerifyGetKey } from 'jose';
+import { calculateJwkThumbprint, createRemoteJWKSet, customFetch, decodeProtectedHeader, exportJWK, jwtVerify, SignJWT, type JWTVerifyGetKey } from 'jose';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createGatehouseClient, TRPCClientError } from '../client/src/index.ts';
@@ -11,7 +11,7 @@ import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { AUTH, PASSWORD, assertError, bearer, issuePaths, login, me, registerAdmin, registerAndVerify, type Account } from './helpers/auth.ts';
 import { checkedForFaults } from './helpers/faults.ts';
 import { createBrowser, signInWith, startServiceWithProviders, type WithProviders } from './helpers/identity-providers.ts';
-import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { request, startTestApp, testFetch, withGlobalTestFetch, type HttpResult, type TestService } from './helpers/service.ts';
 import { data, trpcOver } from './helpers/trpc-http.ts';
 import { createSoftAuthenticator } from './helpers/webauthn.ts';
 
@@ -35,6 +35,9 @@ test.after(async ({ env }) => {
 });
 
 const JWKS_PATH = '/.well-known/jwks.json';
+
+/** The service's JWKS as a verifier fetches it (over testFetch, which reaches the in-process service). */
+const remoteKeys = (service: TestService) => createRemoteJWKSet(new URL(`${service.url}${JWKS_PATH}`), { [customFetch]: testFetch });
 const post = (service: TestService, path: string, headers: Record<string, string>, json?: unknown): Promise<HttpResult> =>
   request(service.url, 'POST', `${AUTH}/${path}`, { headers: { 'content-type': 'application/json', ...headers }, json });
 const mint = (service: TestService, credential: string, audience = 'bookings') => post(service, 'token', bearer(credential), { audience });
@@ -47,7 +50,7 @@ async function minted(service: TestService, credential: string, audience = 'book
 }
 
 /** Another service of the platform: the key set from the URL it is given, jose's checks, and nothing of ours. */
-function verifierOf(service: TestService, keys: JWTVerifyGetKey = createRemoteJWKSet(new URL(`${service.url}${JWKS_PATH}`))) {
+function verifierOf(service: TestService, keys: JWTVerifyGetKey = remoteKeys(service)) {
   return (token: string, audience = 'bookings') =>
     jwtVerify(token, keys, { issuer: service.url, audience, typ: 'at+jwt', algorithms: ['EdDSA', 'ES256'], currentDate: service.clock.now() });
 }
@@ -63,7 +66,6 @@ async function refusal(check: Promise<unknown>): Promise<string> {
 }
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-const payloadOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
 
 test('a fresh token passes a plain jose check against the published keys: RFC 9068 header, the claims listed, nothing secret', async ({ service }) => {
   const account = await registerAndVerify(service, 'tokens.fresh@example.com');
@@ -122,12 +124,12 @@ test('the check refuses another audience, an expired token, a key not published,
     const forged = await new SignJWT({ ...claims, role: 'admin' }).setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid }).sign(secret);
     assert.is(await refusal(verify(forged)), 'ERR_JOSE_ALG_NOT_ALLOWED', 'HS256 is no algorithm of these keys');
     // Even a check that forgot to list algorithms finds no HMAC key in the set.
-    assert.ok(await refusal(jwtVerify(forged, createRemoteJWKSet(new URL(`${service.url}${JWKS_PATH}`)), { currentDate: service.clock.now() })));
+    assert.ok(await refusal(jwtVerify(forged, remoteKeys(service), { currentDate: service.clock.now() })));
     assertError(await me(service, bearer(forged)), 401, 'UNAUTHORIZED');
   }
   const unsigned = `${b64({ alg: 'none', typ: 'at+jwt', kid })}.${b64({ ...claims, role: 'admin' })}.`;
   assert.is(await refusal(verify(unsigned)), 'ERR_JOSE_ALG_NOT_ALLOWED');
-  assert.ok(await refusal(jwtVerify(unsigned, createRemoteJWKSet(new URL(`${service.url}${JWKS_PATH}`)), { currentDate: service.clock.now() })));
+  assert.ok(await refusal(jwtVerify(unsigned, remoteKeys(service), { currentDate: service.clock.now() })));
   assertError(await me(service, bearer(unsigned)), 401, 'UNAUTHORIZED');
   const [header, , signature] = token.split('.');
   assert.is(await refusal(verify(`${header}.${b64({ ...claims, role: 'admin' })}.${signature}`)), 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED', 'a changed claim');
@@ -299,7 +301,7 @@ test('refusals: no credential 401, an audience not listed or PUBLIC_URL 400 on a
 
 test('minting writes nothing to the database, by JWT or API key, however many tokens', async () => {
   // A gateway alone: a worker's own statements (events out, the queue) would be counted too.
-  const service = await startTestService({ ACCESS_TOKEN_AUDIENCES: 'bookings' }, { role: 'gateway' });
+  const service = await startTestApp({ ACCESS_TOKEN_AUDIENCES: 'bookings' }, { role: 'gateway' });
   try {
     await noWriteWhileMinting(service);
   } finally {
@@ -345,12 +347,15 @@ test("the guide's TypeScript check (docs/ACCESS-TOKENS.md), run as written, take
     writeFileSync(join(dir, 'receiving-service.ts'), local);
     const { callerOf } = await import(pathToFileURL(join(dir, 'receiving-service.ts')).href);
     const account = await registerAndVerify(service, 'tokens.guide@example.com');
-    const caller = await callerOf(`Bearer ${await minted(service, account.token)}`);
-    assert.equal([caller.sub, caller.email, caller.amr], [String(account.user.id), account.email, ['pwd']]);
-    assert.is((await callerOf(`bearer ${await minted(service, account.apiKey)}`)).sid, undefined);
-    for (const refused of [undefined, '', 'Bearer', `Bearer ${await minted(service, account.token, AUDIENCES[1])}`, `Bearer ${account.token}`, `Bearer ${account.apiKey}`, 'Bearer a.b.c']) {
-      assert.is(await callerOf(refused), undefined, String(refused).slice(0, 40));
-    }
+    // The example fetches the JWKS with the global fetch, as a receiving service would.
+    await withGlobalTestFetch(async () => {
+      const caller = await callerOf(`Bearer ${await minted(service, account.token)}`);
+      assert.equal([caller.sub, caller.email, caller.amr], [String(account.user.id), account.email, ['pwd']]);
+      assert.is((await callerOf(`bearer ${await minted(service, account.apiKey)}`)).sid, undefined);
+      for (const refused of [undefined, '', 'Bearer', `Bearer ${await minted(service, account.token, AUDIENCES[1])}`, `Bearer ${account.token}`, `Bearer ${account.apiKey}`, 'Bearer a.b.c']) {
+        assert.is(await callerOf(refused), undefined, String(refused).slice(0, 40));
+      }
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -368,7 +373,7 @@ test('the typed client: accessToken(audience) asks once and reuses the token unt
     now: () => now,
     fetch: (input, init) => {
       asked += 1;
-      return fetch(input, init);
+      return testFetch(input, init);
     },
   });
   const [first, same] = await Promise.all([client.accessToken('bookings'), client.accessToken('bookings')]);

@@ -2,14 +2,14 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { calculateJwkThumbprint, createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import { calculateJwkThumbprint, createLocalJWKSet, createRemoteJWKSet, customFetch, decodeProtectedHeader, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runAdminCommand } from '../server/src/cli/program.ts';
 import { loadConfig } from '../server/src/config.ts';
 import { AUTH, bearer, registerAndVerify, type Account } from './helpers/auth.ts';
 import { refusal } from './helpers/config.ts';
-import { request, startTestService, type TestService } from './helpers/service.ts';
+import { request, startTestApp, testFetch, type TestService } from './helpers/service.ts';
 
 // The keys that sign access tokens: where they come from (ACCESS_TOKEN_KEYS, or a key of its
 // own outside production), what the JWKS publishes of them, how they rotate without a
@@ -26,6 +26,9 @@ test.after(({ dirs }) => {
 });
 
 const JWKS_PATH = '/.well-known/jwks.json';
+
+/** The service's JWKS as a verifier fetches it (over testFetch, which reaches the in-process service). */
+const remoteKeys = (service: TestService) => createRemoteJWKSet(new URL(`${service.url}${JWKS_PATH}`), { [customFetch]: testFetch });
 const jwksOf = async (service: TestService): Promise<JSONWebKeySet> => (await request(service.url, 'GET', JWKS_PATH)).body;
 const kidsOf = async (service: TestService) => (await jwksOf(service)).keys.map((key) => key.kid);
 
@@ -63,7 +66,7 @@ async function keygen(alg = 'EdDSA'): Promise<{ jwk: Record<string, string>; kid
 }
 
 test('outside production a key is made in DATA_DIR (0600), published, kept across restarts, and never in a log or an answer', async () => {
-  let service = await startTestService({ ACCESS_TOKEN_AUDIENCES: 'bookings' });
+  let service = await startTestApp({ ACCESS_TOKEN_AUDIENCES: 'bookings' });
   try {
     const file = join(service.env.DATA_DIR, 'access-token-key.json');
     assert.is(statSync(file).mode & 0o777, 0o600);
@@ -77,7 +80,7 @@ test('outside production a key is made in DATA_DIR (0600), published, kept acros
     const token = await minted(service, account);
     service = await service.restart({});
     assert.equal(await kidsOf(service), [key.kid], 'the same key after a restart');
-    assert.ok(await accepted(checkWith(service, createRemoteJWKSet(new URL(`${service.url}${JWKS_PATH}`))), token), 'its tokens still check');
+    assert.ok(await accepted(checkWith(service, remoteKeys(service)), token), 'its tokens still check');
 
     const answers = [JSON.stringify(await jwksOf(service)), (await request(service.url, 'GET', '/api/v1/openapi.json')).text, await minted(service, account)];
     for (const text of [...answers, service.logs.text()]) assert.not.ok(text.includes(stored.d), 'the private key is in no answer and no log');
@@ -87,7 +90,7 @@ test('outside production a key is made in DATA_DIR (0600), published, kept acros
 });
 
 test('without audiences: the JWKS answers {keys: []} (or the keys given, for a rotation prepared ahead), the route 404, no key file', async () => {
-  let service = await startTestService();
+  let service = await startTestApp();
   try {
     const jwks = await request(service.url, 'GET', JWKS_PATH);
     assert.is(jwks.status, 200);
@@ -114,7 +117,7 @@ test('without audiences: the JWKS answers {keys: []} (or the keys given, for a r
 test('a rotation fails no check: the new key published second, then signing, the old one kept, then gone', async () => {
   const [first, second] = [await keygen(), await keygen()];
   const keys = (...list: Array<{ jwk: unknown }>) => list.map((key) => JSON.stringify(key.jwk)).join(',');
-  let service = await startTestService({ ACCESS_TOKEN_AUDIENCES: 'bookings', ACCESS_TOKEN_KEYS: keys(first) });
+  let service = await startTestApp({ ACCESS_TOKEN_AUDIENCES: 'bookings', ACCESS_TOKEN_KEYS: keys(first) });
   try {
     const account = await registerAndVerify(service, 'keys.rotation@example.com');
     const oldToken = await minted(service, account);
@@ -149,7 +152,7 @@ test('a rotation fails no check: the new key published second, then signing, the
 test('a P-256 key signs with ES256, and a PKCS#8 PEM (line breaks as \\n too) is read as its JWK is', async () => {
   const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
-  const service = await startTestService({ ACCESS_TOKEN_AUDIENCES: 'bookings', ACCESS_TOKEN_KEYS: pem.trim().replace(/\n/g, '\\n') });
+  const service = await startTestApp({ ACCESS_TOKEN_AUDIENCES: 'bookings', ACCESS_TOKEN_KEYS: pem.trim().replace(/\n/g, '\\n') });
   try {
     const [key] = (await jwksOf(service)).keys;
     assert.equal(Object.keys(key).sort(), ['alg', 'crv', 'kid', 'kty', 'use', 'x', 'y']);
@@ -157,7 +160,7 @@ test('a P-256 key signs with ES256, and a PKCS#8 PEM (line breaks as \\n too) is
     const account = await registerAndVerify(service, 'keys.p256@example.com');
     const token = await minted(service, account);
     assert.equal(decodeProtectedHeader(token), { alg: 'ES256', typ: 'at+jwt', kid: key.kid });
-    assert.ok(await accepted(checkWith(service, createRemoteJWKSet(new URL(`${service.url}${JWKS_PATH}`))), token));
+    assert.ok(await accepted(checkWith(service, remoteKeys(service)), token));
     assert.not.ok(service.logs.text().includes(privateKey.export({ format: 'jwk' }).d!));
   } finally {
     await service.close();

@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { appRouter } from '../server/src/router.ts';
 import { AUTH, PASSWORD, assertError, bearer, login, me, register, registerAndVerify, type Account } from './helpers/auth.ts';
-import { request, startTestService, type HttpResult, type TestService } from './helpers/service.ts';
+import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 import { checkedForFaults } from './helpers/faults.ts';
 import { trpcOver } from './helpers/trpc-http.ts';
 
@@ -14,7 +14,7 @@ type Context = { service: TestService; user: Account; admin: Account };
 const test = checkedForFaults(suite<Context>('strict input: unknown fields are refused by name, on every route, in words a person reads'));
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
   context.user = await registerAndVerify(context.service, 'strict.user@example.com');
   context.admin = await registerAndVerify(context.service, 'strict.admin@example.com');
   await context.service.deps.db.query(`UPDATE accounts SET role = 'admin' WHERE id = $1`, [context.admin.user.id]);

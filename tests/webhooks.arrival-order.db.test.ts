@@ -7,7 +7,7 @@ import { QUEUES } from '../server/src/jobs.ts';
 import { applyWebhookJobs } from '../server/src/roles/worker.ts';
 import { applyWaiting } from '../server/src/webhooks/inbox/dispatcher.ts';
 import { createInboxWriter } from '../server/src/webhooks/inbox/writer.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { startTestApp, type TestService } from './helpers/service.ts';
 import { callerFor, createAccount, telegramUpdate, withEventEndpoint } from './helpers/webhook-fixtures.ts';
 
 // A channel's visitor messages take effect in the order they arrived: the conversation and
@@ -19,7 +19,7 @@ import { callerFor, createAccount, telegramUpdate, withEventEndpoint } from './h
 let service: TestService;
 
 test.before(async () => {
-  service = await startTestService({}, { role: 'gateway' });
+  service = await startTestApp({}, { role: 'gateway' });
 });
 
 test.after(async () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { startTestApp, type TestService } from './helpers/service.ts';
 import { data, trpcOver } from './helpers/trpc-http.ts';
 import { eventually } from './helpers/wait.ts';
 import { authCacheOf } from '../server/src/modules/sessions/sessions.cache.ts';
@@ -28,7 +28,7 @@ type Context = { service: TestService; alice: TestAccount; bob: TestAccount };
 const test = suite<Context>('tRPC sites and channels: secrets replaced, endpoints removed');
 
 test.before(async (context) => {
-  context.service = await startTestService();
+  context.service = await startTestApp();
   context.alice = await createAccount(context.service, 'alice');
   context.bob = await createAccount(context.service, 'bob');
   // The other instance (below) only sees changes it is told of once its listener is up.
@@ -221,7 +221,7 @@ test('garbage and missing credentials are clear 4xx, and change nothing', async 
 
 if (onServer) {
   test('another instance that had the old secret cached refuses it as soon as the change is committed', async ({ service, alice }) => {
-    const other = await startTestService({}, { joining: service });
+    const other = await startTestApp({}, { joining: service });
     try {
       await eventually('the other instance listening', () => authCacheOf(other.deps).enabled);
       const [before, after] = [whsec(), whsec()];
@@ -241,7 +241,7 @@ if (onServer) {
   });
 
   test('AUTH_CACHE=off: with no notices to hear, an instance looks each secret up and never accepts a replaced one', async ({ service, alice }) => {
-    const uncached = await startTestService({ AUTH_CACHE: 'off' }, { joining: service });
+    const uncached = await startTestApp({ AUTH_CACHE: 'off' }, { joining: service });
     try {
       const [before, after] = [whsec(), whsec()];
       const siteKey = await createSite(service, alice, before);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startBotApi, type BotApi } from './helpers/bot-api.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { startTestApp, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 import { processInboxEntries } from '../server/src/webhooks/inbox/processor.ts';
 import { callerFor, createAccount, keptNotDispatched, post, telegramHeaders, telegramUpdate, withEventEndpoint, type Caller, type TestAccount } from './helpers/webhook-fixtures.ts';
@@ -26,7 +26,7 @@ let nextChatId = 100_000_001;
 
 test.before(async () => {
   botApi = await startBotApi();
-  service = await startTestService({ OPERATOR_BOT_TOKEN: OPERATOR_TOKEN, OPERATOR_BOT_SECRET: OPERATOR_SECRET, TELEGRAM_API_URL: botApi.url });
+  service = await startTestApp({ OPERATOR_BOT_TOKEN: OPERATOR_TOKEN, OPERATOR_BOT_SECRET: OPERATOR_SECRET, TELEGRAM_API_URL: botApi.url });
 });
 
 // Each test its own owner and channel: linked chats and stored messages are counted per account.

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import type { Queryable } from '../server/src/lib/db.ts';
 import { lockPayments } from '../server/src/modules/sites/sites.repo.ts';
 import { processInboxEntries, processInboxEntry } from '../server/src/webhooks/inbox/processor.ts';
-import { request, type TestService } from './helpers/service.ts';
+import { request, testFetch, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 import {
   applyChunksCrossed,
@@ -270,7 +270,7 @@ test('a body over 1 MiB is 413, whether declared or streamed', async () => {
       controller.close();
     },
   });
-  const streamed = await fetch(service.url + path(), {
+  const streamed = await testFetch(service.url + path(), {
     method: 'POST',
     body: stream,
     headers: stripeHeaders(payload, SECRET, unixNow(service)),

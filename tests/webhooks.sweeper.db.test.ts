@@ -6,7 +6,7 @@ import { QUEUES } from '../server/src/jobs.ts';
 import { applyWaitingEntries } from '../server/src/webhooks/inbox/processor.ts';
 import { deleteDeliveries, reopenDeliveries, waitingRows } from '../server/src/webhooks/inbox/repo.ts';
 import { sweepInbox } from '../server/src/webhooks/inbox/sweeper.ts';
-import { startTestService, type TestService } from './helpers/service.ts';
+import { startTestApp, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
 // The worker applies kept deliveries straight from the inbox and gives a job only to those
@@ -17,7 +17,7 @@ import { eventually } from './helpers/wait.ts';
 let service: TestService;
 
 test.before(async () => {
-  service = await startTestService({}, { role: 'gateway' });
+  service = await startTestApp({}, { role: 'gateway' });
 });
 
 test.after(async () => {

@@ -59,10 +59,9 @@ function clientView() {
   // type (a Date, a function), this stops the type check here rather than in a frontend.
   type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
   type Client = TRPCBuiltRouter<View['root'], View['procedures']>;
-  type Verified<T extends true> = T;
-  type _InputsKept = Verified<Same<inferRouterInputs<Client>, inferRouterInputs<ServerRouter>>>;
-  type _OutputsKept = Verified<Same<inferRouterOutputs<Client>, inferRouterOutputs<ServerRouter>>>;
-  type _ErrorsKept = Verified<Same<View['root']['errorShape'], ServerRoot['errorShape']>>;
+  true satisfies Same<inferRouterInputs<Client>, inferRouterInputs<ServerRouter>>;
+  true satisfies Same<inferRouterOutputs<Client>, inferRouterOutputs<ServerRouter>>;
+  true satisfies Same<View['root']['errorShape'], ServerRoot['errorShape']>;
 
   return undefined as unknown as View;
 }

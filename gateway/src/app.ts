@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { AppError, type Deps } from '../../server/src/index.ts';
 import { createCors } from './cors.ts';
-import { errorHandler, refuseControlCharacters, requestContext } from './http.ts';
+import { errorHandler, logKoaErrors, refuseControlCharacters, requestContext } from './http.ts';
 import { describeRequest } from './request-info.ts';
 import { mountAuditExport } from './routes/audit-export.ts';
 import { mountApiDocs } from './routes/docs-page.ts';
@@ -105,7 +105,7 @@ export function createGateway(deps: Deps): Gateway {
     }
     throw new AppError('NOT_FOUND', `No route for ${ctx.method} ${ctx.path}.`);
   });
-  app.on('error', (error) => deps.logger.error({ err: error }, 'koa error'));
+  logKoaErrors(app, deps.logger);
   return {
     app,
     startDraining: () => (draining = true),

@@ -131,6 +131,20 @@ export function refuseControlCharacters() {
  * Everything thrown inside the gateway ends here as the one error body, through
  * toErrorResponse like every other transport. A 5xx's detail goes only to the log.
  */
+/** Codes of a write to a client that has gone (it hung up mid-answer): its doing, not a fault of ours. */
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED']);
+
+/**
+ * Koa's 'error' listener: what Koa could not turn into an answer (a failure after the head
+ * was sent) is an error in the log, unless the client had hung up, which is said at info.
+ */
+export function logKoaErrors(app: { on(event: 'error', listener: (error: NodeJS.ErrnoException) => void): unknown }, logger: Logger): void {
+  app.on('error', (error) => {
+    if (CLIENT_GONE.has(error.code ?? '')) logger.info({ code: error.code }, 'the client went away before the answer was sent');
+    else logger.error({ err: error }, 'koa error');
+  });
+}
+
 export function errorHandler() {
   return async (ctx: KoaContext, next: Next) => {
     try {

@@ -1,4 +1,4 @@
-import { createServer, STATUS_CODES, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { serveAdminCommands } from '../../server/src/cli/serve.ts';
 import { createDeps, errorBody, startWorker, warnWithoutAutovacuum, type Config, type Deps, type DepsOverrides, type ErrorCode, type Worker } from '../../server/src/index.ts';
@@ -34,6 +34,8 @@ export type RunningService = {
   deps: Deps;
   url: string | undefined;
   server: Server | undefined;
+  /** The gateway's request listener (Koa's callback), which `server` serves when there is one. */
+  handler: RequestListener | undefined;
   worker: Worker | undefined;
   stop(): Promise<void>;
 };
@@ -41,8 +43,15 @@ export type RunningService = {
 /**
  * Starts the given role: the HTTP gateway, the worker, or both in one process. `stop` is
  * the graceful path: stop accepting, finish what is in flight, then close the database.
+ * `options.listen: false` binds no port: the gateway answers only through `handler` (tests
+ * that call it in process, where the socket is not the point).
  */
-export async function startService(config: Config, role: Role, overrides: DepsOverrides = {}): Promise<RunningService> {
+export async function startService(
+  config: Config,
+  role: Role,
+  overrides: DepsOverrides = {},
+  options: { listen?: boolean } = {},
+): Promise<RunningService> {
   const deps = await createDeps(config, { superviseQueue: role !== 'gateway', authCache: role !== 'worker', ...overrides });
   // Said by the service's processes, not by a command of the CLI. The embedded database is
   // for development: its tables never grow large enough to matter.
@@ -60,8 +69,9 @@ export async function startService(config: Config, role: Role, overrides: DepsOv
   let server: Server | undefined;
   let url: string | undefined;
   let gateway: Gateway | undefined;
-  if (role !== 'worker') {
-    gateway = createGateway(deps);
+  if (role !== 'worker') gateway = createGateway(deps);
+  const handler = gateway?.app.callback();
+  if (handler && options.listen !== false) {
     server = createServer(
       {
         requestTimeout: config.requestTimeoutMs,
@@ -71,7 +81,7 @@ export async function startService(config: Config, role: Role, overrides: DepsOv
         connectionsCheckingInterval: 1000,
         keepAliveTimeout: 65_000,
       },
-      gateway.app.callback(),
+      handler,
     );
     server.maxConnections = config.maxConnections;
     server.on('clientError', answerClientError);
@@ -89,17 +99,20 @@ export async function startService(config: Config, role: Role, overrides: DepsOv
     deps,
     url,
     server,
+    handler,
     worker,
     stop() {
       stopping ??= (async () => {
         draining = true;
         gateway?.startDraining();
-        if (server && gateway) {
-          const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
-          // Keep-alive sockets that go idle after their last answer would hold close() open.
-          const sweep = setInterval(() => server!.closeIdleConnections(), 100);
-          server.closeIdleConnections();
-          await closed.finally(() => clearInterval(sweep));
+        if (gateway) {
+          if (server) {
+            const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
+            // Keep-alive sockets that go idle after their last answer would hold close() open.
+            const sweep = setInterval(() => server!.closeIdleConnections(), 100);
+            server.closeIdleConnections();
+            await closed.finally(() => clearInterval(sweep));
+          }
           const left = gateway.inFlight();
           if (left > 0) {
             deps.logger.info({ requests: left }, 'waiting for requests whose clients hung up to finish');

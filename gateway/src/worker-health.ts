@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { AppError, StartError, type Config, type Deps } from '../../server/src/index.ts';
-import { errorHandler } from './http.ts';
+import { errorHandler, logKoaErrors } from './http.ts';
 import { mountHealth } from './routes/health.ts';
 import { mountMetrics } from './routes/metrics.ts';
 
@@ -58,7 +58,7 @@ async function listen(deps: Deps, { port, variable, metrics }: WorkerPort, isDra
   app.use(() => {
     throw new AppError('NOT_FOUND');
   });
-  app.on('error', (error) => deps.logger.error({ err: error }, 'koa error'));
+  logKoaErrors(app, deps.logger);
   const server = createServer(app.callback());
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error) => reject(namingVariable(error, port, variable)));

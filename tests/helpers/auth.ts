@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import * as assert from 'uvu/assert';
 import { refuseUndeclaredError } from './declared-errors.ts';
-import { request, type HttpResult, type TestService } from './service.ts';
+import { isInProcess, request, type HttpResult, type TestService } from './service.ts';
 import { linkToken, type ReceivedMail } from './smtp.ts';
 import { PATIENCE_MS } from './wait.ts';
 
@@ -105,8 +105,9 @@ export function issuePaths(result: HttpResult): string[] {
 }
 
 /**
- * An HTTP request from a chosen loopback address (127.0.0.0/8 is all local on Linux), so
- * per-IP rules can be driven from several "clients" without trusting X-Forwarded-For.
+ * An HTTP request from a chosen address, so per-IP rules can be driven from several
+ * "clients" without trusting X-Forwarded-For: in process, as that address; to a port, from
+ * that loopback address (127.0.0.0/8 is all local on Linux).
  */
 export function requestFrom(
   ip: string,
@@ -115,6 +116,7 @@ export function requestFrom(
   path: string,
   options: { json?: unknown; headers?: Record<string, string> } = {},
 ): Promise<HttpResult> {
+  if (isInProcess(base)) return request(base, method, path, { ...options, from: ip });
   const url = new URL(path, base);
   const body = options.json === undefined ? undefined : JSON.stringify(options.json);
   const headers: Record<string, string> = { ...options.headers };

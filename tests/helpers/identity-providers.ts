@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
 import { PASSWORD } from './auth.ts';
-import { freePort, request, startTestService, type TestService } from './service.ts';
+import { freePort, inProcessOrigin, request, startTestApp, startTestService, testFetch, type TestService } from './service.ts';
 
 // Identity providers for the tests of sign-in with a provider (docs/API.md, Identity
 // providers): panva's oidc-provider, a real OpenID Provider, in this process; and a small
@@ -104,7 +104,7 @@ export function createBrowser() {
     const url = new URL(target);
     const jar = jarOf(url);
     const cookie = [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
-    const response = await fetch(url, { method, body, redirect: 'manual', headers: { ...(cookie ? { cookie } : {}), ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), ...headers } });
+    const response = await testFetch(url, { method, body, redirect: 'manual', headers: { ...(cookie ? { cookie } : {}), ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}), ...headers } });
     for (const line of response.headers.getSetCookie()) {
       const [pair, ...attributes] = line.split(';');
       const index = pair.indexOf('=');
@@ -163,16 +163,15 @@ export type WithProviders = { service: TestService; op: OidcProvider; github: Gi
 
 /**
  * The service with three providers: `acme` (an OpenID Provider not trusted for e-mail),
- * `corp` (the same provider, trusted) and `github` (the stand-in).
+ * `corp` (the same provider, trusted) and `github` (the stand-in). In process (startTestApp)
+ * unless `options.port` (a browser's suite): the providers are servers on ports either way.
  */
-export async function startServiceWithProviders(env: Record<string, string> = {}): Promise<WithProviders> {
-  const port = await freePort();
-  const publicUrl = `http://127.0.0.1:${port}`;
+export async function startServiceWithProviders(env: Record<string, string> = {}, options: { port?: boolean } = {}): Promise<WithProviders> {
+  const port = options.port ? await freePort() : undefined;
+  const publicUrl = port ? `http://127.0.0.1:${port}` : inProcessOrigin();
   const op = await startOidcProvider(['acme', 'corp'].map((name) => `${publicUrl}${OAUTH}/${name}/callback`), OIDC_SECRET);
   const github = await startGithubStandIn('gh-client', GITHUB_SECRET);
-  const service = await startTestService({
-    PORT: String(port),
-    PUBLIC_URL: publicUrl,
+  const providers = {
     OAUTH_PROVIDERS: 'acme,corp,github',
     OAUTH_ACME_CLIENT_ID: 'gatehouse',
     OAUTH_ACME_CLIENT_SECRET: OIDC_SECRET,
@@ -187,7 +186,10 @@ export async function startServiceWithProviders(env: Record<string, string> = {}
     OAUTH_GITHUB_AUTH_URL: github.url,
     OAUTH_GITHUB_API_URL: github.url,
     ...env,
-  });
+  };
+  const service = port
+    ? await startTestService({ PORT: String(port), PUBLIC_URL: publicUrl, ...providers })
+    : await startTestApp(providers, { origin: publicUrl });
   const withProviders: WithProviders = {
     service,
     op,

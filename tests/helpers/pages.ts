@@ -1,5 +1,5 @@
 import * as assert from 'uvu/assert';
-import type { HttpResult, TestService } from './service.ts';
+import { testFetch, type HttpResult, type TestService } from './service.ts';
 
 /** What a page answered; `csrf` is the token its forms carry, when it has any. */
 export type PageResult = HttpResult & { csrf?: string; location?: string };
@@ -49,7 +49,7 @@ export function createVisitor(service: TestService) {
   }
   async function send(method: string, path: string, headers: Record<string, string>, body?: string): Promise<PageResult> {
     const cookie = cookieHeader();
-    const response = await fetch(service.url + path, { method, body, redirect: 'manual', headers: { ...(cookie ? { cookie } : {}), ...headers } });
+    const response = await testFetch(service.url + path, { method, body, redirect: 'manual', headers: { ...(cookie ? { cookie } : {}), ...headers } });
     keepCookies(response);
     const text = await response.text();
     const csrf = inputValue(text, 'csrf_token');

@@ -1,9 +1,11 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { RequestListener } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
+import inject from 'light-my-request';
 import { loadConfig } from '../../server/src/config.ts';
 import { TestClock } from '../../server/src/lib/clock.ts';
 import { createLogger } from '../../server/src/lib/logger.ts';
@@ -132,54 +134,175 @@ function sameDeployment(first: TestService): TestDatabase {
  */
 const TEST_PASSWORD_COST: PasswordCost = { memoryCost: 1024, timeCost: 1 };
 
+/** What a suite may ask of its service besides its configuration. */
+export type ServiceOptions = {
+  /** Another instance of that service's deployment: its database, secrets and public URL; the first one drops the database when it closes. */
+  joining?: TestService;
+  /** argon2 at its real cost (TEST_PASSWORD_COST). */
+  realPasswordCost?: boolean;
+  /** 'gateway' starts it without its worker (nothing applies what it keeps). */
+  role?: Role;
+  /** Answers for host names instead of the system (helpers/resolver.ts). */
+  resolver?: Resolver;
+  /** startTestApp's origin, when a suite must name it before the service starts (inProcessOrigin()). */
+  origin?: string;
+};
+
 /**
  * The whole service (gateway and worker) in-process on a real port, a fresh database,
- * a real SMTP server and a test clock. `env` overrides configuration per suite.
- * `options.joining` starts another instance of that service's deployment instead: its
- * database, secrets and public URL; the first one drops the database when it closes.
- * `options.role: 'gateway'` starts it without its worker (nothing applies what it keeps).
- * `options.resolver` answers for host names instead of the system (helpers/resolver.ts).
+ * a real SMTP server and a test clock, for suites where the socket is the point: a
+ * browser, bytes Node must parse, connections, timeouts. `env` overrides configuration per
+ * suite. Everything else starts it with startTestApp.
  */
-export async function startTestService(
-  env: Record<string, string> = {},
-  options: { joining?: TestService; realPasswordCost?: boolean; role?: Role; resolver?: Resolver } = {},
-): Promise<TestService> {
-  const database = options.joining ? sameDeployment(options.joining) : await createTestDatabase({ migrated: true });
-  const smtp = await startSmtpServer();
-  const port = await freePort();
-  const fullEnv: Record<string, string> = { ...serviceEnv(port, smtp.url), LOG_LEVEL: 'debug', ...database.env, ...env };
-  const passwordCost = options.realPasswordCost ? undefined : TEST_PASSWORD_COST;
-  return startOn(fullEnv, database, smtp, { passwordCost, resolver: options.resolver }, options.role ?? 'all');
+export async function startTestService(env: Record<string, string> = {}, options: ServiceOptions = {}): Promise<TestService> {
+  return startWith(await freePort(), undefined, env, options);
 }
 
+/** Handlers served in process (startTestApp's services and serveInProcess's), by the origin a test's URLs name. */
+const inProcess = new Map<string, RequestListener>();
+let originsHandedOut = 0;
+
+/** A fresh origin of this process's, reached only through testFetch and request(). */
+export function inProcessOrigin(): string {
+  return `http://gatehouse-${process.pid}-${++originsHandedOut}.test`;
+}
+
+/** Whether `url` names a handler served in process (no port to connect to). */
+export function isInProcess(url: string): boolean {
+  return inProcess.has(new URL(url).origin);
+}
+
+/** `handler` served in process under an origin of its own until `close()`: for a second gateway beside a test's service. */
+export function serveInProcess(handler: RequestListener): { url: string; close(): void } {
+  const url = inProcessOrigin();
+  inProcess.set(url, handler);
+  return { url, close: () => inProcess.delete(url) };
+}
+
+/**
+ * The same service, database, mail server and clock as startTestService, on no port: its
+ * `url` names an origin of its own (also its PUBLIC_URL) that request(), testFetch and the
+ * helpers built on them hand to its Koa callback in process (light-my-request), as a client
+ * on 127.0.0.1 would send it. For every suite where the socket is not the point.
+ */
+export async function startTestApp(env: Record<string, string> = {}, options: ServiceOptions = {}): Promise<TestService> {
+  return startWith(0, options.origin ?? inProcessOrigin(), env, options);
+}
+
+/** On `port`, or, given `origin`, on none (PORT is then never bound). */
+async function startWith(port: number, origin: string | undefined, env: Record<string, string>, options: ServiceOptions): Promise<TestService> {
+  const database = options.joining ? sameDeployment(options.joining) : await createTestDatabase({ migrated: true });
+  const smtp = await startSmtpServer();
+  const publicUrl: Record<string, string> = origin ? { PUBLIC_URL: origin } : {};
+  const fullEnv: Record<string, string> = { ...serviceEnv(port, smtp.url), ...publicUrl, LOG_LEVEL: 'debug', ...database.env, ...env };
+  const passwordCost = options.realPasswordCost ? undefined : TEST_PASSWORD_COST;
+  return startOn(fullEnv, database, smtp, { passwordCost, resolver: options.resolver }, options.role ?? 'all', origin);
+}
+
+/**
+ * Starts the service on `fullEnv`: on its port, or, given `origin`, on none, its callback
+ * served in process under that origin until it stops.
+ */
 async function startOn(
   fullEnv: Record<string, string>,
   database: TestDatabase,
   smtp: SmtpServer,
   overrides: { passwordCost: PasswordCost | undefined; resolver: Resolver | undefined },
   role: Role,
+  origin?: string,
 ): Promise<TestService> {
   const clock = new TestClock();
   const logs = new LogCapture();
   const config = loadConfig(fullEnv);
-  const service = await startService(config, role, { clock, logger: createLogger(config.logLevel, logs), ...overrides });
+  const service = await startService(config, role, { clock, logger: createLogger(config.logLevel, logs), ...overrides }, { listen: !origin });
+  if (origin && service.handler) inProcess.set(origin, service.handler);
+  const stop = async () => {
+    await service.stop();
+    if (origin && inProcess.get(origin) === service.handler) inProcess.delete(origin);
+  };
   return {
     ...service,
-    url: service.url!,
+    url: origin ?? service.url!,
+    stop,
     clock,
     smtp,
     logs,
     env: fullEnv,
     async restart(changes) {
-      await service.stop();
-      return startOn({ ...fullEnv, ...changes }, database, smtp, overrides, role);
+      await stop();
+      return startOn({ ...fullEnv, ...changes }, database, smtp, overrides, role, origin);
     },
     async close() {
-      await service.stop();
+      await stop();
       await smtp.close();
       await database.drop();
     },
   };
+}
+
+/** Statuses whose answers have no body, which `new Response` refuses one for. */
+const NO_BODY = new Set([101, 204, 205, 304]);
+
+/**
+ * fetch for tests: to a handler served in process (startTestApp), through it with no socket,
+ * from `remoteAddress`, with the headers Node's fetch sends by default; to anything else,
+ * Node's fetch (which cannot choose its address: see requestFrom in helpers/auth.ts).
+ */
+export function fetchFrom(remoteAddress: string): typeof fetch {
+  return async (input, init = {}) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    const handler = inProcess.get(url.origin);
+    if (!handler) return networkFetch(input, init);
+    if (input instanceof Request) throw new Error('testFetch takes a URL and init for an in-process service, not a Request');
+    const headers: Record<string, string> = {
+      accept: '*/*',
+      'accept-language': '*',
+      'sec-fetch-mode': 'cors',
+      'user-agent': 'node',
+      ...Object.fromEntries(new Headers(init.headers)),
+      host: url.host,
+    };
+    const answer = await inject(handler, {
+      method: init.method ?? 'GET',
+      url: url.pathname + url.search,
+      headers,
+      remoteAddress,
+      ...(init.body == null ? {} : { payload: payloadOf(init.body) }),
+    });
+    const answerHeaders = new Headers();
+    for (const [name, value] of Object.entries(answer.headers)) {
+      for (const one of [value].flat()) if (one !== undefined) answerHeaders.append(name, String(one));
+    }
+    const noBody = NO_BODY.has(answer.statusCode) || init.method === 'HEAD';
+    return new Response(noBody ? null : new Uint8Array(answer.rawPayload), { status: answer.statusCode, statusText: answer.statusMessage, headers: answerHeaders });
+  };
+}
+
+/** A fetch body as light-my-request takes it: text, bytes, or a stream (sent chunked, with no length). */
+function payloadOf(body: BodyInit): string | Buffer | Readable {
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array) return Buffer.from(body);
+  if (body instanceof ReadableStream) return Readable.fromWeb(body as import('node:stream/web').ReadableStream);
+  throw new Error('testFetch sends text, bytes or a stream to an in-process service');
+}
+
+/** Node's own fetch, whatever withGlobalTestFetch has put in its place. */
+const networkFetch = globalThis.fetch;
+
+/** fetchFrom a client on 127.0.0.1: what every suite's requests go through. */
+export const testFetch = fetchFrom('127.0.0.1');
+
+/**
+ * Runs `body` with the global fetch reaching in-process services too, then puts Node's back:
+ * for code that takes no fetch of its own (a guide's example, run as written).
+ */
+export async function withGlobalTestFetch<T>(body: () => Promise<T>): Promise<T> {
+  globalThis.fetch = testFetch;
+  try {
+    return await body();
+  } finally {
+    globalThis.fetch = networkFetch;
+  }
 }
 
 export type HttpResult = { status: number; headers: Headers; body: any; text: string };
@@ -193,7 +316,7 @@ export async function request(
   base: string,
   method: string,
   path: string,
-  options: { json?: unknown; body?: string | Buffer; headers?: Record<string, string>; notGateway?: boolean } = {},
+  options: { json?: unknown; body?: string | Buffer; headers?: Record<string, string>; notGateway?: boolean; from?: string } = {},
 ): Promise<HttpResult> {
   const headers: Record<string, string> = { ...options.headers };
   let body: string | Buffer | undefined = options.body;
@@ -201,7 +324,8 @@ export async function request(
     body = JSON.stringify(options.json);
     headers['content-type'] ??= 'application/json';
   }
-  const response = await fetch(base + path, { method, headers, body: body as BodyInit | undefined, redirect: 'manual' });
+  const send = options.from ? fetchFrom(options.from) : testFetch;
+  const response = await send(base + path, { method, headers, body: body as BodyInit | undefined, redirect: 'manual' });
   const text = await response.text();
   let parsed: unknown;
   try {

@@ -8,7 +8,7 @@ import type { EventType } from '../../server/src/modules/events/index.ts';
 import { processInboxEntries } from '../../server/src/webhooks/inbox/processor.ts';
 import { EventReceiver } from './event-receiver.ts';
 import { linkToken } from './smtp.ts';
-import { request, startTestService, type HttpResult, type TestService } from './service.ts';
+import { request, startTestApp, type HttpResult, type TestService } from './service.ts';
 import { eventually } from './wait.ts';
 
 const stripe = new Stripe('sk_test_x');
@@ -45,7 +45,7 @@ export type OwnedService = { service: TestService; owner: TestAccount; caller: C
  * service again, since the suite never gets hold of it to close it.
  */
 export async function startWithOwner(env: Record<string, string> = {}, label = 'owner'): Promise<OwnedService> {
-  const service = await startTestService(env);
+  const service = await startTestApp(env);
   try {
     const owner = await createAccount(service, label);
     return { service, owner, caller: callerFor(service, owner) };

@@ -1,7 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import { ZodError } from 'zod';
-import { AppError, codeForStatus, describeIssues, tooLargeMessage, ERRORS, errorBody, zodIssues, type ErrorBody, type ErrorCode, type ErrorExtra, type ErrorIssue } from './errors.ts';
+import { AppError, codeForStatus, describeIssues, tooLargeMessage, ERRORS, errorBody, zodIssues, type ErrorBody, type ErrorCode, type ErrorExtra } from './errors.ts';
 import { isDatabaseUnavailable, isRefusedValue } from '../lib/db.ts';
 
 /**

@@ -1,5 +1,4 @@
 import type Router from '@koa/router';
-import type { Context as KoaContext } from 'koa';
 import type { Notice } from '../kit/components.tsx';
 import { DonePage } from '../kit/done.view.tsx';
 import { mountAccountForms } from './account-forms.routes.tsx';

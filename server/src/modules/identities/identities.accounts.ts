@@ -1,7 +1,6 @@
 import type { OAuthProviderConfig } from '../../config.oauth.ts';
 import type { Deps } from '../../deps.ts';
 import { randomHex } from '../../lib/crypto.ts';
-import type { Queryable } from '../../lib/db.ts';
 import type { Mail } from '../../lib/mailer.ts';
 import { emailSchema } from '../../lib/validation.ts';
 import type { RequestInfo } from '../../lib/request.ts';

@@ -1,6 +1,5 @@
 import type { Queryable } from '../../lib/db.ts';
 import type { SessionRecord } from './sessions.model.ts';
-import type { SecondStep } from './sessions.types.ts';
 
 // Every statement on sessions (sessions.model.ts). The statements on the request path keep a
 // name, so each connection prepares them once.

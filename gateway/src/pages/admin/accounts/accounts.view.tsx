@@ -1,4 +1,4 @@
-import { Actions, Button, Card, Field, Form, type Notice } from '../../kit/components.tsx';
+import { Actions, Button, Card, Field, type Notice } from '../../kit/components.tsx';
 import { eventLabel } from '../../kit/wording.ts';
 import type { AdminOutputs } from '../console/console.tsx';
 import { ActionForm, ConsoleLayout, Pager, Table, Time, UserAgent, type OperatorView } from '../console/console.view.tsx';

@@ -1,18 +1,68 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 
+// The test runner's own checks (tests/run.mjs), each run on files made for it, as the runner
+// runs files: in child processes, which is the point.
+
+// uvu drops an error a suite's `before` hook throws; tests/run.mjs loads uvu-loud-hooks.mjs
+// so that every test file's uvu prints it. Here a file whose `before` throws is run as the
+// runner runs files: with the hooks, as TEST_ORDER=reverse adds its own, and without.
+
+const hooks = suite('the test harness: an error a before hook throws is printed');
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const MARKER = 'the-service-could-not-start-7f3a';
+
+function runThrowingSuite(imports: string[]): string {
+  // Inside the repository, so that 'uvu' resolves from its node_modules.
+  const dir = join(root, '.build', `uvu-hooks-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'throwing.test.ts');
+  writeFileSync(
+    file,
+    `import { suite } from 'uvu';
+const test = suite('a suite that cannot start');
+test.before(async () => { throw new Error('${MARKER}'); });
+test('never runs', () => {});
+test.run();
+`,
+  );
+  try {
+    const ran = spawnSync(process.execPath, ['--import', 'tsx', ...imports.flatMap((hook) => ['--import', hook]), file], { cwd: root, encoding: 'utf8', env: { ...process.env, FORCE_COLOR: '0' } });
+    return `${ran.stdout}${ran.stderr}`;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+hooks("uvu alone drops the hook's error: the file shows its tests not run, and no reason", () => {
+  const output = runThrowingSuite([]);
+  assert.match(output, /Passed:\s+0/);
+  assert.not.match(output, new RegExp(MARKER));
+});
+
+hooks('with the hooks the runner loads, the error and its suite are printed', () => {
+  const output = runThrowingSuite(['./tests/helpers/uvu-loud-hooks.mjs']);
+  assert.match(output, `the before hook of "a suite that cannot start" threw, so none of its tests ran:\nError: ${MARKER}`);
+});
+
+hooks('and in reverse order (TEST_ORDER=reverse) as well', () => {
+  const output = runThrowingSuite(['./tests/helpers/reverse-order.mjs', './tests/helpers/uvu-loud-hooks.mjs']);
+  assert.match(output, `Error: ${MARKER}`);
+});
+
+hooks.run();
+
 // tests/run.mjs checks after each file that it left no process, no listening port and no
 // scratch entry behind, fails the run naming the file, and clears them away. Here the runner
 // runs a directory of fixture files, one of each kind of leak and a last one that checks that
 // what the others left is gone.
 
-const test = suite('the test harness: a file that leaves something behind fails the run');
-
-const root = fileURLToPath(new URL('..', import.meta.url));
+const leaks = suite('the test harness: a file that leaves something behind fails the run');
 
 /**
  * The runner takes the files it guesses longest first, and guesses by size: the padding puts
@@ -94,7 +144,7 @@ async function runFixtures(dir: string): Promise<{ code: number | null; output: 
   }
 }
 
-test('a process, a port and a folder left behind each fail their file by name; the runner clears them before the next file', async () => {
+leaks('a process, a port and a folder left behind each fail their file by name; the runner clears them before the next file', async () => {
   // Inside the repository, so that 'uvu' resolves from its node_modules.
   const dir = join(root, '.build', `leaks-${process.pid}`);
   mkdirSync(join(dir, 'notes'), { recursive: true });
@@ -117,4 +167,4 @@ test('a process, a port and a folder left behind each fail their file by name; t
   }
 });
 
-test.run();
+leaks.run();
