@@ -263,7 +263,7 @@ export function fetchFrom(remoteAddress: string): typeof fetch {
       host: url.host,
     };
     const answer = await inject(handler, {
-      method: init.method ?? 'GET',
+      method: (init.method ?? 'GET') as inject.InjectOptions['method'],
       url: url.pathname + url.search,
       headers,
       remoteAddress,
