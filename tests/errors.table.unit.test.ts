@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import { TRPCError } from '@trpc/server';
@@ -14,6 +12,7 @@ import { toErrorResponse } from '../server/src/errors/response.ts';
 import { createLogger } from '../server/src/lib/logger.ts';
 import { createContextInner } from '../server/src/trpc/context.ts';
 import { publicProcedure, router } from '../server/src/trpc/procedures.ts';
+import { serveInProcess, testFetch } from './helpers/service.ts';
 
 // The one error table, walked code by code through every way an error leaves the service:
 // the REST adapter, tRPC's HTTP envelope, and the pages' problem page. No database: a
@@ -33,21 +32,21 @@ const failing = router({
 const deps = { logger: createLogger('silent') } as unknown as Deps;
 const context = () => createContextInner(deps);
 
-const test = suite<{ server: Server; url: string }>('the error table: code, HTTP status, tRPC code, default message, everywhere');
+const test = suite<{ served: { close(): void }; url: string }>('the error table: code, HTTP status, tRPC code, default message, everywhere');
 
 test.before(async (ctx) => {
   const rest = createOpenApiHandler({ router: failing, logger: deps.logger });
   // As the gateway does (routes/rest.ts): the body is read first and handed over parsed.
-  ctx.server = createServer(async (req, res) => {
+  const served = serveInProcess(async (req, res) => {
     let text = '';
     for await (const chunk of req) text += chunk;
     await rest(Object.assign(req, { body: text ? JSON.parse(text) : {} }), res, context);
   });
-  await new Promise<void>((resolve) => ctx.server.listen(0, '127.0.0.1', resolve));
-  ctx.url = `http://127.0.0.1:${(ctx.server.address() as AddressInfo).port}`;
+  ctx.served = served;
+  ctx.url = served.url;
 });
-test.after(async ({ server }) => {
-  await new Promise((resolve) => server.close(resolve));
+test.after(({ served }) => {
+  served?.close();
 });
 
 test('every row is complete; within a status the first code is the generic one', () => {
@@ -64,7 +63,7 @@ test('every row is complete; within a status the first code is the generic one',
 
 test('REST: each code answers its status and the error body; a 5xx keeps its detail to itself', async ({ url }) => {
   for (const code of ERROR_CODES) {
-    const response = await fetch(`${url}/fail`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) });
+    const response = await testFetch(`${url}/fail`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) });
     const body = await response.json();
     assert.is(response.status, ERRORS[code].status, code);
     const message = ERRORS[code].status >= 500 ? ERRORS[code].message : `the ${code} of this test`;
@@ -102,7 +101,7 @@ test('an error that is no AppError is a 500 without detail, whatever it says', a
   assert.is(code, 'INTERNAL_ERROR');
   assert.equal(body, { success: false, code: 'INTERNAL_ERROR', message: ERRORS.INTERNAL_ERROR.message });
   assert.equal(log, { level: 'error', message: 'unexpected error' });
-  const response = await fetch(`${url}/nowhere`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  const response = await testFetch(`${url}/nowhere`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   assert.is(response.status, 404);
 });
 

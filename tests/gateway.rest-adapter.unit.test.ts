@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { suite } from 'uvu';
@@ -9,6 +7,7 @@ import { createOpenApiHandler } from '../gateway/src/fast-paths/openapi-handler.
 import { AppError } from '../server/src/errors/errors.ts';
 import type { Logger } from '../server/src/lib/logger.ts';
 import type { Context } from '../server/src/trpc/context.ts';
+import { serveInProcess, testFetch } from './helpers/service.ts';
 
 // The REST adapter alone: how a procedure's result or failure becomes a REST answer. A tiny
 // router of its own behind the adapter, on a plain Node server on port 0; no service, no
@@ -81,13 +80,12 @@ async function startAdapter(createContext?: () => Context, options: { found?: bo
       adapter.contexts++;
       return { response: {}, deps: { config: { publicUrl: 'http://127.0.0.1' } } } as unknown as Context;
     });
-  const server: Server = createServer((req, res) => {
+  const served = serveInProcess((req, res) => {
     const route = options.found ? handler.find(req.method!, req.url!.split('?')[0]) : undefined;
     void (route ? handler.answer(req, res, route, contextOf) : handler(req, res, contextOf));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  adapter.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  adapter.close = () => new Promise((resolve) => server.close(() => resolve()));
+  adapter.url = served.url;
+  adapter.close = async () => served.close();
   return adapter;
 }
 
@@ -102,7 +100,7 @@ async function call(adapter: Adapter, method: string, path: string, init: { json
   const body = init.json !== undefined ? JSON.stringify(init.json) : init.body;
   const headers: Record<string, string> = {};
   if (init.type ?? (init.json !== undefined ? 'application/json' : undefined)) headers['content-type'] = init.type ?? 'application/json';
-  const res = await fetch(adapter.url + path, { method, headers, body });
+  const res = await testFetch(adapter.url + path, { method, headers, body });
   const text = await res.text();
   return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : undefined };
 }
