@@ -140,15 +140,25 @@ test('production refuses the embedded database and a missing SMTP_URL, naming bo
   assert.match(line, /SMTP_URL: required when NODE_ENV=production/);
 });
 
-test('a DATA_KEY that opens nothing stored names DATA_KEY; the right one still starts', async (context) => {
-  const port = await freePort();
-  const env = { ...context.database.env, ...SECRETS, PORT: String(port) };
-  const first = spawnBuilt(join(context.build.dir, 'main.js'), [], { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env });
-  await stopAfterReady(first, port);
-  const { line } = await failedStart(context, { ...env, DATA_KEY: randomBytes(32).toString('hex') });
-  assert.match(line, /^Gatehouse cannot start: DATA_KEY: none of the configured keys opens the secrets stored in this database/);
-  const again = spawnBuilt(join(context.build.dir, 'main.js'), [], { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env });
-  await stopAfterReady(again, port);
+test('a DATA_KEY that opens nothing stored names DATA_KEY; the right one still starts; on either database', async (context) => {
+  // The secrets are stored in the database: on the run's, and on an embedded one beside it
+  // when the run's is PostgreSQL (this file is not in the embedded pass, tests/run.mjs).
+  const databases = [context.database.env];
+  if (process.env.DATABASE_URL) {
+    const embedded = await createEmbeddedDatabase();
+    context.dirs.push(embedded.env.DATA_DIR);
+    databases.push(embedded.env);
+  }
+  for (const database of databases) {
+    const port = await freePort();
+    const env = { ...database, ...SECRETS, PORT: String(port) };
+    const first = spawnBuilt(join(context.build.dir, 'main.js'), [], { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env });
+    await stopAfterReady(first, port);
+    const { line } = await failedStart(context, { ...env, DATA_KEY: randomBytes(32).toString('hex') });
+    assert.match(line, /^Gatehouse cannot start: DATA_KEY: none of the configured keys opens the secrets stored in this database/);
+    const again = spawnBuilt(join(context.build.dir, 'main.js'), [], { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env });
+    await stopAfterReady(again, port);
+  }
 });
 
 test('a second process on the same embedded DATA_DIR stops after a bounded wait for the first to exit, naming DATA_DIR; the first serves on', async (context) => {

@@ -23,17 +23,18 @@ const testsDir = process.env.GATEHOUSE_TEST_DIR ?? join(root, 'tests');
  * uses it. The other files reach the database through the same SQL whichever serves it, and
  * the first pass already ran them on PostgreSQL. The scope:
  * - every *.db.test.ts: they test SQL, locks, leases and storage directly;
- * - the process files that start a service on the database of the run: a start that fails
- *   (the embedded database has failures of its own: a locked or unreadable data directory),
- *   the lifecycle (start, drain, stop with the database's files closed), and the two crash
- *   files, where what a SIGKILL leaves in the database's files must recover exactly once;
+ * - the process files that start a service on the database of the run: the lifecycle
+ *   (start, drain, stop with the database's files closed), and the two crash files, where
+ *   what a SIGKILL leaves in the database's files must recover exactly once;
  * - the REST journeys every user takes (register, verify, log in), end to end once on it.
  * Files that always use the embedded database (the CLI beside a running service, the
- * supervisor's crash-restart) ran on it in the first pass already.
+ * supervisor's crash-restart) ran on it in the first pass already, and so did the failed
+ * starts: those of the embedded database's own (a locked or unreadable DATA_DIR) start on one
+ * whatever the run's is, and the one that reads the database (a DATA_KEY that opens nothing)
+ * tries both.
  */
 const DATABASE_SCOPE = [
   /\.db\.test\.ts$/,
-  /ops\.start-failures\.process\./,
   /ops\.lifecycle\.process\./,
   /events\.crash\.process\./,
   /webhooks\.crash\.process\./,
