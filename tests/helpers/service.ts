@@ -167,6 +167,9 @@ export function inProcessOrigin(): string {
   return `http://gatehouse-${process.pid}-${++originsHandedOut}.test`;
 }
 
+/** The host names inProcessOrigin hands out: no resolver knows them. */
+const IN_PROCESS_HOST = /^gatehouse-\d+-\d+\.test$/;
+
 /** Whether `url` names a handler served in process (no port to connect to). */
 export function isInProcess(url: string): boolean {
   return inProcess.has(new URL(url).origin);
@@ -252,6 +255,7 @@ export function fetchFrom(remoteAddress: string): typeof fetch {
   return async (input, init = {}) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
     const handler = inProcess.get(url.origin);
+    if (!handler && IN_PROCESS_HOST.test(url.hostname)) throw new Error(`${url.origin} was served in process and has stopped`);
     if (!handler) return networkFetch(input, init);
     if (input instanceof Request) throw new Error('testFetch takes a URL and init for an in-process service, not a Request');
     const headers: Record<string, string> = {
@@ -273,7 +277,7 @@ export function fetchFrom(remoteAddress: string): typeof fetch {
     for (const [name, value] of Object.entries(answer.headers)) {
       for (const one of [value].flat()) if (one !== undefined) answerHeaders.append(name, String(one));
     }
-    const noBody = NO_BODY.has(answer.statusCode) || init.method === 'HEAD';
+    const noBody = NO_BODY.has(answer.statusCode) || init.method?.toUpperCase() === 'HEAD';
     return new Response(noBody ? null : new Uint8Array(answer.rawPayload), { status: answer.statusCode, statusText: answer.statusMessage, headers: answerHeaders });
   };
 }
@@ -310,7 +314,8 @@ export type HttpResult = { status: number; headers: Headers; body: any; text: st
 /**
  * fetch with the body parsed when it is JSON. An error code that the route does not declare
  * (helpers/declared-errors.ts) fails the test that got it; `notGateway` is for a server that
- * serves no REST route (a worker's health port), whose answers are no route's.
+ * serves no REST route (a worker's health port), whose answers are no route's. `from` is the
+ * client's address, for a service in process (requestFrom in helpers/auth.ts takes any).
  */
 export async function request(
   base: string,
@@ -324,6 +329,7 @@ export async function request(
     body = JSON.stringify(options.json);
     headers['content-type'] ??= 'application/json';
   }
+  if (options.from && !isInProcess(base)) throw new Error('request() chooses the client address in process only: use requestFrom');
   const send = options.from ? fetchFrom(options.from) : testFetch;
   const response = await send(base + path, { method, headers, body: body as BodyInit | undefined, redirect: 'manual' });
   const text = await response.text();
