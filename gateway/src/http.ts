@@ -127,10 +127,6 @@ export function refuseControlCharacters() {
   };
 }
 
-/**
- * Everything thrown inside the gateway ends here as the one error body, through
- * toErrorResponse like every other transport. A 5xx's detail goes only to the log.
- */
 /** Codes of a write to a client that has gone (it hung up mid-answer): its doing, not a fault of ours. */
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED']);
 
@@ -145,6 +141,10 @@ export function logKoaErrors(app: { on(event: 'error', listener: (error: NodeJS.
   });
 }
 
+/**
+ * Everything thrown inside the gateway ends here as the one error body, through
+ * toErrorResponse like every other transport. A 5xx's detail goes only to the log.
+ */
 export function errorHandler() {
   return async (ctx: KoaContext, next: Next) => {
     try {
