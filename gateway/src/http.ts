@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type Koa from 'koa';
 import type { Context as KoaContext, Next } from 'koa';
 import getRawBody from 'raw-body';
 import { AppError, hasControlCharacter, toErrorResponse, tooLargeMessage, utf8Text, type Deps, type Logger, type RequestInfo } from '../../server/src/index.ts';
@@ -134,8 +135,8 @@ const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_
  * Koa's 'error' listener: what Koa could not turn into an answer (a failure after the head
  * was sent) is an error in the log, unless the client had hung up, which is said at info.
  */
-export function logKoaErrors(app: { on(event: 'error', listener: (error: NodeJS.ErrnoException) => void): unknown }, logger: Logger): void {
-  app.on('error', (error) => {
+export function logKoaErrors(app: Koa, logger: Logger): void {
+  app.on('error', (error: NodeJS.ErrnoException) => {
     if (CLIENT_GONE.has(error.code ?? '')) logger.info({ code: error.code }, 'the client went away before the answer was sent');
     else logger.error({ err: error }, 'koa error');
   });

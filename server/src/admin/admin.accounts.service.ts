@@ -14,12 +14,11 @@ import {
   type AccountRow,
   type LockedAccount,
 } from '../modules/accounts/index.ts';
-import { listActivity } from '../modules/activity/index.ts';
+import { listActivity, recordAction } from '../modules/activity/index.ts';
 import { identitiesOf } from '../modules/identities/index.ts';
 import { accountsWithSecondFactor, hasSecondFactor } from '../modules/mfa/index.ts';
 import { forgetCachedAccount, liveSessionsOf } from '../modules/sessions/index.ts';
 import type { Actor } from '../lib/request.ts';
-import { audit } from './admin.record.ts';
 import type { Role, SearchAccountsInput } from './admin.schemas.ts';
 
 // Accounts as the operator's console sees them (docs/API.md, Operator API): searched, shown
@@ -55,7 +54,7 @@ export async function searchAccounts(deps: Deps, actor: Actor, input: SearchAcco
   const rows = await searchAccountRows(deps.db, q ? { emailPrefix: q, id } : {}, input.cursor ? Number(input.cursor) : undefined, limit + 1);
   const page = rows.slice(0, limit);
   const withFactor = await accountsWithSecondFactor(deps.db, page.map((row) => row.id));
-  await audit(deps, deps.db, actor, 'admin.accounts_searched', { q: q ?? null, cursor: input.cursor ?? null, found: page.length });
+  await recordAction(deps.db, deps.clock, actor, 'admin.accounts_searched', { q: q ?? null, cursor: input.cursor ?? null, found: page.length });
   const items = page.map((row) => {
     const { company: _company, ...summary } = toAccountSummary(row);
     return { ...summary, mfa: withFactor.has(row.id) };
@@ -66,7 +65,7 @@ export async function searchAccounts(deps: Deps, actor: Actor, input: SearchAcco
 /** The account as an administrator sees it: without its API key, with its identities, live sessions and latest activity. */
 export async function accountDetails(deps: Deps, actor: Actor, target: AccountTarget) {
   const row = 'id' in target ? await accountById(deps.db, target.id) : await accountRowByEmail(deps.db, target.email);
-  await audit(deps, deps.db, actor, 'admin.account_read', { account: row?.id ?? null, ...('email' in target ? { email: target.email } : {}) });
+  await recordAction(deps.db, deps.clock, actor, 'admin.account_read', { account: row?.id ?? null, ...('email' in target ? { email: target.email } : {}) });
   if (!row) throw new AppError('NOT_FOUND', 'id' in target ? 'No such account.' : NO_SUCH_ADDRESS);
   const [account, identities, sessions, activity] = await Promise.all([
     shown(deps, row),
@@ -98,7 +97,7 @@ export async function setRole(deps: Deps, actor: Actor, target: AccountTarget, r
       throw new AppError('CONFLICT', 'This is the last administrator: make another account an admin before making this one a user.');
     }
     await changeRole(tx, account.id, role, deps.clock.now());
-    await audit(deps, tx, actor, 'admin.role_changed', { account: account.id, role });
+    await recordAction(tx, deps.clock, actor, 'admin.role_changed', { account: account.id, role });
     await emitAccountEvent(tx, deps.clock, account.id, ['role']);
     return { id: account.id, changed: true };
   });
@@ -116,7 +115,7 @@ export async function resendVerificationMail(deps: Deps, actor: Actor, target: A
   const mail = await deps.db.transaction(async (tx) => {
     const account = await lockAccount(tx, target);
     if (account.email_verified) throw new AppError('CONFLICT', 'The address of this account is confirmed already.');
-    await audit(deps, tx, actor, 'admin.verification_resent', { account: account.id });
+    await recordAction(tx, deps.clock, actor, 'admin.verification_resent', { account: account.id });
     return verificationMailFor(tx, deps.clock, deps.config.publicUrl, account);
   });
   deps.mailer.sendInBackground(mail);

@@ -1,10 +1,10 @@
 import type { Deps } from '../deps.ts';
 import { accountCounts } from '../modules/accounts/index.ts';
-import { eventCountsByHour, latestOfTypes, type AuditEvent, type LatestEventRow } from '../modules/activity/index.ts';
+import { eventCountsByHour, latestOfTypes, recordAction, type AuditEvent, type LatestEventRow } from '../modules/activity/index.ts';
 import { endpointBacklogs } from '../modules/events/index.ts';
 import { countAccountsWithSecondFactor } from '../modules/mfa/index.ts';
 import type { Actor } from '../lib/request.ts';
-import { audit, secondsSince } from './admin.record.ts';
+import { secondsSince } from './admin.seconds.ts';
 import { inboxProviderStats } from './admin.service.ts';
 
 // The console's first page (docs/API.md, Operator API, admin.overview): what an operator looks
@@ -105,7 +105,7 @@ export async function overview(deps: Deps, actor: Actor) {
     inboxProviderStats(deps),
     endpointsWithBacklog(deps, now),
     latestOfTypes(deps.db, ADMIN_CHANGES, RECENT_ACTIONS),
-    audit(deps, deps.db, actor, 'admin.overview_read', {}),
+    recordAction(deps.db, deps.clock, actor, 'admin.overview_read', {}),
   ]);
   return {
     success: true as const,

@@ -5,7 +5,7 @@ import { inBatches } from '../lib/batches.ts';
 import { inTransaction } from '../lib/queue.ts';
 import { isUuid } from '../lib/text.ts';
 import { accountRowByEmail, toAccountSummary } from '../modules/accounts/index.ts';
-import { recordEvent } from '../modules/activity/index.ts';
+import { recordAction, recordEvent } from '../modules/activity/index.ts';
 import { emitSecurityChange } from '../modules/events/index.ts';
 import { forgetCachedAccount, sessionsRevokedByAdminNotice, signOutEverywhere } from '../modules/sessions/index.ts';
 import { factorNotice, hasSecondFactor, removeAllFactors } from '../modules/mfa/index.ts';
@@ -14,7 +14,7 @@ import * as inbox from '../webhooks/inbox/repo.ts';
 import { PROVIDER_NAMES } from '../webhooks/provider.ts';
 import type { Actor } from '../lib/request.ts';
 import { lockAccount, NO_SUCH_ADDRESS, type AccountTarget } from './admin.accounts.service.ts';
-import { audit, secondsSince } from './admin.record.ts';
+import { secondsSince } from './admin.seconds.ts';
 import type { ListInboxInput, ReplayDeliveriesInput } from './admin.schemas.ts';
 
 export type { Actor } from '../lib/request.ts';
@@ -28,7 +28,7 @@ const iso = (date: Date | null) => date?.toISOString() ?? null;
 /** Every provider, with zeros where it has no deliveries, and the age of its oldest waiting one. */
 export async function inboxStats(deps: Deps, actor: Actor) {
   const providers = await inboxProviderStats(deps);
-  await audit(deps, deps.db, actor, 'admin.inbox_read', { what: 'stats' });
+  await recordAction(deps.db, deps.clock, actor, 'admin.inbox_read', { what: 'stats' });
   return { success: true as const, providers };
 }
 
@@ -90,7 +90,7 @@ export async function listInbox(deps: Deps, actor: Actor, input: ListInboxInput)
   const after = input.cursor ? decodeCursor(input.cursor) : undefined;
   const rows = await inbox.listDeliveries(deps.db, { ...filterOf(input), state: input.state }, after, limit + 1);
   const page = rows.slice(0, limit);
-  await audit(deps, deps.db, actor, 'admin.inbox_read', { what: 'list', filter: { ...input, cursor: undefined } });
+  await recordAction(deps.db, deps.clock, actor, 'admin.inbox_read', { what: 'list', filter: { ...input, cursor: undefined } });
   return { success: true as const, items: page.map(toItem), next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null };
 }
 
@@ -103,7 +103,7 @@ async function deliveryOrNotFound(deps: Deps, id: string) {
 /** One delivery with its payload, as received (text); reading a payload is itself logged. */
 export async function showDelivery(deps: Deps, actor: Actor, id: string) {
   const row = await deliveryOrNotFound(deps, id);
-  await audit(deps, deps.db, actor, 'admin.delivery_read', { delivery: row.id });
+  await recordAction(deps.db, deps.clock, actor, 'admin.delivery_read', { delivery: row.id });
   return { success: true as const, delivery: { ...toItem(row), payload: row.payload.toString('utf8') } };
 }
 
@@ -117,7 +117,7 @@ export async function replayDelivery(deps: Deps, actor: Actor, id: string) {
   await deps.db.transaction(async (tx) => {
     if (!(await inbox.reopenDelivery(tx, row.id, deps.clock.now()))) return;
     await deps.queue.insert(webhookReplayJobs([row.id]), inTransaction(tx));
-    await audit(deps, tx, actor, 'admin.delivery_replayed', { delivery: row.id, was: row.state });
+    await recordAction(tx, deps.clock, actor, 'admin.delivery_replayed', { delivery: row.id, was: row.state });
   });
   return { success: true as const };
 }
@@ -136,7 +136,7 @@ export async function replayDeliveries(deps: Deps, actor: Actor, input: ReplayDe
       return ids.length;
     });
   const replayed = await inBatches(step, REPLAY_BATCH, onProgress);
-  await audit(deps, deps.db, actor, 'admin.deliveries_replayed', { filter: input, replayed });
+  await recordAction(deps.db, deps.clock, actor, 'admin.deliveries_replayed', { filter: input, replayed });
   return { success: true as const, replayed };
 }
 
@@ -148,7 +148,7 @@ export async function purgeDeliveries(
   onProgress?: (purged: number) => void,
 ): Promise<number> {
   const purged = await inBatches(() => inbox.deleteDeliveries(deps.db, filter, PURGE_BATCH), PURGE_BATCH, onProgress);
-  await audit(deps, deps.db, actor, 'admin.deliveries_purged', { states: filter.states, before: filter.before.toISOString(), provider: filter.provider, purged });
+  await recordAction(deps.db, deps.clock, actor, 'admin.deliveries_purged', { states: filter.states, before: filter.before.toISOString(), provider: filter.provider, purged });
   return purged;
 }
 
@@ -156,7 +156,7 @@ export async function purgeDeliveries(
 export async function findAccount(deps: Deps, actor: Actor, email: string) {
   const account = await accountRowByEmail(deps.db, email);
   // A lookup that finds nothing is an admin's action all the same.
-  await audit(deps, deps.db, actor, 'admin.account_read', { email, account: account?.id ?? null });
+  await recordAction(deps.db, deps.clock, actor, 'admin.account_read', { email, account: account?.id ?? null });
   if (!account) throw new AppError('NOT_FOUND', NO_SUCH_ADDRESS);
   return { success: true as const, account: { ...toAccountSummary(account), mfa: await hasSecondFactor(deps.db, account.id) } };
 }
@@ -174,7 +174,7 @@ export async function revokeAccountSessions(deps: Deps, actor: Actor, target: Ac
     const byAdmin = { ip: '', requestId: actor.request.requestId };
     await recordEvent(tx, deps.clock, 'session.revoked', { accountId: account.id }, byAdmin, { count, by: 'admin' });
     await emitSecurityChange(tx, deps.clock, account.id, 'sessions_revoked');
-    await audit(deps, tx, actor, 'admin.sessions_revoked', { account: account.id, revoked: count });
+    await recordAction(tx, deps.clock, actor, 'admin.sessions_revoked', { account: account.id, revoked: count });
     return { owner: account, revoked: count };
   });
   forgetCachedAccount(deps, owner.id);
@@ -200,7 +200,7 @@ export async function resetAccountMfa(deps: Deps, actor: Actor, target: AccountT
       await recordEvent(tx, deps.clock, 'mfa.disabled', { accountId: account.id }, byAdmin, { by: 'admin', ...removed });
       await emitSecurityChange(tx, deps.clock, account.id, 'mfa');
     }
-    await audit(deps, tx, actor, 'admin.mfa_reset', { account: account.id, ...removed });
+    await recordAction(tx, deps.clock, actor, 'admin.mfa_reset', { account: account.id, ...removed });
     return { owner: account, removed, hadFactor };
   });
   if (hadFactor) deps.mailer.sendInBackground(factorNotice(owner.email, owner.name, 'reset_by_admin', `${deps.config.publicUrl}/account`));
@@ -213,7 +213,7 @@ export async function resetAccountMfa(deps: Deps, actor: Actor, target: AccountT
  */
 export async function reencryptSecrets(deps: Deps, actor: Actor, onProgress?: ReencryptProgress): Promise<ReencryptReport> {
   const report = await reencrypt(deps, onProgress);
-  await audit(deps, deps.db, actor, 'admin.secrets_reencrypted', { reencrypted: report.reencrypted, unreadable: report.unreadable });
+  await recordAction(deps.db, deps.clock, actor, 'admin.secrets_reencrypted', { reencrypted: report.reencrypted, unreadable: report.unreadable });
   return report;
 }
 
