@@ -7,6 +7,7 @@ import { recordEvent } from '../server/src/modules/activity/index.ts';
 import { AUTH, PASSWORD, bearer, registerAdmin, registerAndVerify, type Account } from './helpers/auth.ts';
 import { checkedForFaults } from './helpers/faults.ts';
 import { FORM_TYPE } from './helpers/pages.ts';
+import { scrape, valueOf } from './helpers/prometheus.ts';
 import { closedSoon, openSocket, rawRequest } from './helpers/raw-http.ts';
 import { request, startTestService, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
@@ -181,13 +182,7 @@ test('a request that takes longer than REQUEST_TIMEOUT to arrive is cut off; con
 });
 
 /** http_requests_in_flight on GET /metrics (the scrape counts itself). */
-async function inFlight(service: TestService): Promise<number> {
-  const scraped = await request(service.url, 'GET', '/metrics', { headers: bearer(METRICS_TOKEN) });
-  assert.is(scraped.status, 200, scraped.text);
-  const lines = scraped.text.split('\n').filter((sample) => /^http_requests_in_flight(\{[^}]*\})? /.test(sample));
-  assert.ok(lines.length > 0, 'the gauge is on the page');
-  return lines.reduce((sum, sample) => sum + Number(sample.split(' ').pop()), 0);
-}
+const inFlight = async (service: TestService) => valueOf(await scrape(service.url, METRICS_TOKEN), 'http_requests_in_flight');
 
 test('requests in flight: the scrape itself, and a request whose body is still coming until its client hangs up', async ({ service }) => {
   assert.is(await inFlight(service), 1, 'the scrape alone');

@@ -5,6 +5,7 @@ import { QUEUES } from '../server/src/jobs.ts';
 import { AUTH_RATE_RULES } from '../server/src/router.ts';
 import { AUTH, PASSWORD, assertError, bearer, login, loginFrom, me, registerAndVerify, registerForToken, requestFrom } from './helpers/auth.ts';
 import { request, startTestApp, type TestService } from './helpers/service.ts';
+import { samples, scrape as scrapeAt, valueOf } from './helpers/prometheus.ts';
 import { eventually } from './helpers/wait.ts';
 import { post, startWithOwner, stripeEvent, stripeHeaders, unixNow } from './helpers/webhook-fixtures.ts';
 
@@ -28,33 +29,8 @@ test.after(async ({ service }) => {
   await service?.close();
 });
 
-type Sample = { name: string; labels: Record<string, string>; value: number };
-
-/** The sample lines of a Prometheus text page. */
-function samples(text: string): Sample[] {
-  return text
-    .split('\n')
-    .filter((line) => line && !line.startsWith('#'))
-    .map((line) => {
-      const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-      assert.ok(match, `a sample line: ${line}`);
-      const labels = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
-      return { name: match[1], labels, value: Number(match[3]) };
-    });
-}
-
-/** The sum of the samples of `name` whose labels include `labels`; 0 when there is none. */
-function valueOf(text: string, name: string, labels: Record<string, string> = {}): number {
-  return samples(text)
-    .filter((s) => s.name === name && Object.entries(labels).every(([key, value]) => s.labels[key] === value))
-    .reduce((sum, s) => sum + s.value, 0);
-}
-
-async function scrape(service: TestService): Promise<string> {
-  const result = await request(service.url, 'GET', '/metrics', { headers: bearer(TOKEN) });
-  assert.is(result.status, 200, result.text);
-  return result.text;
-}
+/** GET /metrics with the suite's token. */
+const scrape = (service: TestService) => scrapeAt(service.url, TOKEN);
 
 const sessionIdOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).sid as string;
 

@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import * as assert from 'uvu/assert';
-import { refuseUndeclaredError } from './declared-errors.ts';
-import { isInProcess, request, type HttpResult, type TestService } from './service.ts';
+import { request, type HttpResult, type TestService } from './service.ts';
 import { linkToken, type ReceivedMail } from './smtp.ts';
 import { PATIENCE_MS } from './wait.ts';
 
@@ -105,9 +103,9 @@ export function issuePaths(result: HttpResult): string[] {
 }
 
 /**
- * An HTTP request from a chosen address, so per-IP rules can be driven from several
- * "clients" without trusting X-Forwarded-For: in process, as that address; to a port, from
- * that loopback address (127.0.0.0/8 is all local on Linux).
+ * An HTTP request from a chosen client address, so per-IP rules can be driven from several
+ * "clients" without trusting X-Forwarded-For: for a service started in process (startTestApp),
+ * which takes the address as the socket's.
  */
 export function requestFrom(
   ip: string,
@@ -116,49 +114,10 @@ export function requestFrom(
   path: string,
   options: { json?: unknown; headers?: Record<string, string> } = {},
 ): Promise<HttpResult> {
-  if (isInProcess(base)) return request(base, method, path, { ...options, from: ip });
-  const url = new URL(path, base);
-  const body = options.json === undefined ? undefined : JSON.stringify(options.json);
-  const headers: Record<string, string> = { ...options.headers };
-  if (body !== undefined) {
-    headers['content-type'] ??= 'application/json';
-    headers['content-length'] = String(Buffer.byteLength(body));
-  }
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers, localAddress: ip, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          const responseHeaders = new Headers();
-          for (const [name, value] of Object.entries(res.headers)) {
-            for (const item of [value ?? []].flat()) responseHeaders.append(name, item);
-          }
-          let parsed: unknown;
-          try {
-            parsed = text ? JSON.parse(text) : undefined;
-          } catch {
-            parsed = undefined;
-          }
-          const result = { status: res.statusCode ?? 0, headers: responseHeaders, body: parsed, text };
-          try {
-            refuseUndeclaredError(method, path, result);
-          } catch (error) {
-            return reject(error);
-          }
-          resolve(result);
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+  return request(base, method, path, { ...options, from: ip });
 }
 
-/** A login attempt from a chosen loopback address (wrong password unless one is given). */
+/** A login attempt from a chosen client address (wrong password unless one is given). */
 export function loginFrom(service: TestService, ip: string, email: string, password = 'wrong password', headers: Record<string, string> = {}): Promise<HttpResult> {
   return requestFrom(ip, service.url, 'POST', `${AUTH}/login`, { json: { email, password }, headers });
 }

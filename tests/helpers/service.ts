@@ -171,7 +171,7 @@ export function inProcessOrigin(): string {
 const IN_PROCESS_HOST = /^gatehouse-\d+-\d+\.test$/;
 
 /** Whether `url` names a handler served in process (no port to connect to). */
-export function isInProcess(url: string): boolean {
+function isInProcess(url: string): boolean {
   return inProcess.has(new URL(url).origin);
 }
 
@@ -249,9 +249,9 @@ const NO_BODY = new Set([101, 204, 205, 304]);
 /**
  * fetch for tests: to a handler served in process (startTestApp), through it with no socket,
  * from `remoteAddress`, with the headers Node's fetch sends by default; to anything else,
- * Node's fetch (which cannot choose its address: see requestFrom in helpers/auth.ts).
+ * Node's fetch (which cannot choose its address).
  */
-export function fetchFrom(remoteAddress: string): typeof fetch {
+function fetchFrom(remoteAddress: string): typeof fetch {
   return async (input, init = {}) => {
     const url = new URL(input instanceof Request ? input.url : String(input));
     const handler = inProcess.get(url.origin);
@@ -315,7 +315,7 @@ export type HttpResult = { status: number; headers: Headers; body: any; text: st
  * fetch with the body parsed when it is JSON. An error code that the route does not declare
  * (helpers/declared-errors.ts) fails the test that got it; `notGateway` is for a server that
  * serves no REST route (a worker's health port), whose answers are no route's. `from` is the
- * client's address, for a service in process (requestFrom in helpers/auth.ts takes any).
+ * client's address, for a service in process.
  */
 export async function request(
   base: string,
@@ -329,7 +329,7 @@ export async function request(
     body = JSON.stringify(options.json);
     headers['content-type'] ??= 'application/json';
   }
-  if (options.from && !isInProcess(base)) throw new Error('request() chooses the client address in process only: use requestFrom');
+  if (options.from && !isInProcess(base)) throw new Error('request() chooses the client address of a service in process only (startTestApp)');
   const send = options.from ? fetchFrom(options.from) : testFetch;
   const response = await send(base + path, { method, headers, body: body as BodyInit | undefined, redirect: 'manual' });
   const text = await response.text();
