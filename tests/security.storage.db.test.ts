@@ -12,7 +12,7 @@ import { migrate as runMigrations } from '../server/src/lib/migrator.ts';
 import { rateLimitSubject } from '../server/src/lib/rate-limiter.ts';
 import { parseBareEmail } from '../server/src/lib/text.ts';
 import { MIGRATIONS } from '../server/src/migrations/index.ts';
-import { issueDeviceToken, readDeviceToken } from '../server/src/modules/sessions/sessions.devices.ts';
+import { issueDeviceToken, readDeviceToken } from '../server/src/modules/sessions/sessions.issue.ts';
 import { assertError, bearer, me, registerAndVerify } from './helpers/auth.ts';
 import { EMBEDDED_TEMPLATE, createTestDatabase, ensureEmbeddedTemplate } from './helpers/database.ts';
 import { startTestApp } from './helpers/service.ts';

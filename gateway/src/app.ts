@@ -3,7 +3,7 @@ import Koa from 'koa';
 import { AppError, type Deps } from '../../server/src/index.ts';
 import { createCors } from './cors.ts';
 import { errorHandler, logKoaErrors, refuseControlCharacters, requestContext } from './http.ts';
-import { describeRequest } from './request-info.ts';
+import { describeRequest } from './procedure-context.ts';
 import { mountAuditExport } from './routes/audit-export.ts';
 import { mountApiDocs } from './routes/docs-page.ts';
 import { mountHealth } from './routes/health.ts';

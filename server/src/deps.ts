@@ -34,7 +34,7 @@ export type Deps = {
   secretBox: SecretBox;
   /** Keys of the HMAC that API keys are looked up by, one per DATA_KEY: the first writes. */
   apiKeyHashKeys: Buffer[];
-  /** Keys of device cookies (sessions.devices.ts), one per DATA_KEY: the first signs. */
+  /** Keys of device cookies (sessions.issue.ts), one per DATA_KEY: the first signs. */
   deviceKeys: Buffer[];
   /** Signs the CSRF tokens of the pages' forms (gateway/src/pages); short-lived, so the first DATA_KEY's only. */
   formKey: Buffer;

@@ -22,7 +22,7 @@ import {
 import { ZodArray, type ZodType } from 'zod';
 import { toErrorResponse, type Context, type Logger } from '../../../server/src/index.ts';
 import { refuseMisplacedFields, sendJson as send, urlOf, type RestRequest } from '../routes/rest-input.ts';
-import { takeSessionCookies } from '../session-cookies.ts';
+import { takeSessionCookies } from '../procedure-context.ts';
 
 type Request = RestRequest;
 

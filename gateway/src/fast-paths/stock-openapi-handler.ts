@@ -3,7 +3,7 @@ import type { AnyTRPCRouter } from '@trpc/server';
 import { createOpenApiNodeHttpHandler, type OpenApiRouter } from 'trpc-to-openapi';
 import { toErrorResponse, type Context, type Logger } from '../../../server/src/index.ts';
 import { readsBody, refuseMisplacedFields, sendJson, type RestRequest } from '../routes/rest-input.ts';
-import { takeSessionCookies } from '../session-cookies.ts';
+import { takeSessionCookies } from '../procedure-context.ts';
 
 
 /**

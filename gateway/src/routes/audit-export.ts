@@ -4,7 +4,7 @@ import type { Context as KoaContext } from 'koa';
 import type { OpenAPIObject, SchemaObject } from 'openapi3-ts/oas31';
 import { z } from 'zod';
 import { AppError, auditLineSchema, createCaller, createContext, routeErrors, UNKNOWN_FIELD, type AuditLine, type Deps, type Logger } from '../../../server/src/index.ts';
-import { requestInfoOf } from '../request-info.ts';
+import { requestInfoOf } from '../procedure-context.ts';
 import { restErrorResponses } from './openapi-document.ts';
 
 const API_PREFIX = '/api/v1';

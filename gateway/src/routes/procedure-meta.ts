@@ -1,6 +1,6 @@
 import type { TRPCError } from '@trpc/server';
 import { toErrorResponse, type Context } from '../../../server/src/index.ts';
-import { takeSessionCookies } from '../session-cookies.ts';
+import { takeSessionCookies } from '../procedure-context.ts';
 
 /**
  * For tRPC's responseMeta: what the calls that succeeded asked the transport for (the session's cookies),

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Context as KoaContext, Next } from 'koa';
 import { AppError, appRouter, createContext, type Deps } from '../../../server/src/index.ts';
 import { contentTypeOf, hasBody, jsonText, readLimitedBody } from '../http.ts';
-import { requestInfoOf } from '../request-info.ts';
+import { requestInfoOf } from '../procedure-context.ts';
 import { renderDocsPage } from './docs-page.ts';
 import { createOpenApiDocument } from './openapi-document.ts';
 import { createOpenApiHandler, createStockOpenApiHandler } from '../fast-paths/index.ts';

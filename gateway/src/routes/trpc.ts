@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { AppError, appRouter, createContext, type Deps } from '../../../server/src/index.ts';
 import { hasBody, jsonText, readLimitedBody } from '../http.ts';
-import { requestInfoOf } from '../request-info.ts';
+import { requestInfoOf } from '../procedure-context.ts';
 import { responseHeaders } from './procedure-meta.ts';
 import { JSON_BODY_LIMIT } from './rest.ts';
 

@@ -7,7 +7,7 @@ export type Credentials = {
   bearer?: string;
   /** The `svc_token` cookie. */
   cookie?: string;
-  /** The device cookie: this client logged in to an account before (sessions.devices.ts). */
+  /** The device cookie: this client logged in to an account before (sessions.issue.ts). */
   device?: string;
 };
 

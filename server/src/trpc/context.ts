@@ -10,7 +10,7 @@ export type SessionHandover = { token: string; maxAgeSeconds: number; device?: {
 /**
  * What a procedure asks the transport to add to its answer: a status other than 200
  * (register's 201), a session begun (`signedIn`) or ended (`signedOut`). The transport knows
- * how a browser keeps them: the gateway sets or clears the cookies (gateway/src/session-cookies.ts).
+ * how a browser keeps them: the gateway sets or clears the cookies (gateway/src/procedure-context.ts).
  */
 export type ResponseControl = { status?: number; signedIn?: SessionHandover; signedOut?: boolean };
 

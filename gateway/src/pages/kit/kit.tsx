@@ -3,12 +3,11 @@ import { TRPCError } from '@trpc/server';
 import type { Context as KoaContext, Next } from 'koa';
 import type { VNode } from 'preact';
 import { AppError, clearedCookieHeader, cookieHeader, createCaller, createContextInner, credentialsFromHeaders, hostCookieName, readCookie, SESSION_COOKIE, toErrorResponse, type BrowserWrite, type Context, type Deps, type Logger } from '../../../../server/src/index.ts';
-import { takeSessionCookies } from '../../session-cookies.ts';
 import { CSRF_FIELD, csrfToken, csrfTokenMatches, isVisitorId, newVisitorId, VISITOR_COOKIE } from './csrf.ts';
 import { ProblemPage, type Problem } from './problem.view.tsx';
 import { problemFor, refusedFormProblem } from './problems.ts';
 import { loadsScript, renderDocument } from './render.ts';
-import { requestInfoOf } from '../../request-info.ts';
+import { requestInfoOf, takeSessionCookies } from '../../procedure-context.ts';
 import { readFormBody, type FormFields } from './form-body.ts';
 
 const PAGE_POLICY = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -52,7 +51,7 @@ export function createPageKit(deps: Deps) {
 
   /**
    * This request's procedure context: the cookies as credentials (pages use the session
-   * cookie only) and the request as request-info.ts saw it. What procedures ask to set (the
+   * cookie only) and the request as procedure-context.ts saw it. What procedures ask to set (the
    * session cookie of a sign-in) is sent with the page or the redirect.
    */
   function context(ctx: KoaContext): Context {

@@ -11,7 +11,6 @@ export { forgetCachedAccount } from './sessions.cache.ts';
 export { sessionsTable } from './sessions.model.ts';
 export { perAccountClient, SESSION_RATE_RULES } from './sessions.limits.ts';
 export { sessionsRevokedByAdminNotice } from './sessions.mails.ts';
-export { signedIn } from './sessions.answers.ts';
 export { liveSessionsOf, revokeSessions, sessionSignIn, signOutEverywhere } from './sessions.service.ts';
-export { deviceOf, startSession, type LoginResult } from './sessions.issue.ts';
+export { deviceOf, signedIn, startSession, type LoginResult } from './sessions.issue.ts';
 export type { AuthContext, SecondStep, SessionSignIn } from './sessions.types.ts';

@@ -1,17 +1,18 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Credentials, RequestInfo } from '../../lib/request.ts';
 import type { Deps } from '../../deps.ts';
+import type { Context } from '../../trpc/context.ts';
 import { AppError } from '../../errors/errors.ts';
 import { lockPasswordIfStill, toUser, type AccountRow, type User } from '../accounts/index.ts';
 import { recordEvent, userAgentOf } from '../activity/index.ts';
 import { apiKeyPlace } from '../keys/index.ts';
-import { issueDeviceToken, readDeviceToken, type Device } from './sessions.devices.ts';
 import { insertSession } from './sessions.repo.ts';
 import type { SecondStep } from './sessions.types.ts';
 
 // The end of every sign-in, whatever its first step (password, passkey, identity provider):
-// apart from sessions.login.ts so that the identities module can reach it through this
-// module's face, which must not import the second factor.
+// the session, the device cookie of a client new to the account, and the answer that hands
+// both to the transport. Apart from sessions.login.ts so that the identities module can
+// reach it through this module's face, which must not import the second factor.
 
 export type LoginResult = { token: string; user: User; deviceToken: string | undefined };
 
@@ -66,4 +67,51 @@ export async function startSession(
   const user = toUser(account, deps.secretBox.open(account.api_key_sealed, apiKeyPlace(account.id)));
   deps.metrics.countLogin('succeeded');
   return { token, user, deviceToken: device ? undefined : issueDeviceToken(deps.deviceKeys, account.id) };
+}
+
+/**
+ * A complete sign-in: the login answer, and the session (with a device token for a client new
+ * to the account) handed to the transport, which keeps them as the client's cookies.
+ */
+export function signedIn(ctx: Context, { token, user, deviceToken }: LoginResult) {
+  const device = deviceToken ? { token: deviceToken, maxAgeSeconds: DEVICE_TTL_SECONDS } : undefined;
+  ctx.response.signedIn = { token, maxAgeSeconds: ctx.deps.config.jwtTtlSeconds, device };
+  return { success: true as const, token, user };
+}
+
+/** A logout: the transport forgets the session (clears its cookie). */
+export function signedOut(ctx: Context) {
+  ctx.response.signedOut = true;
+  return { success: true as const };
+}
+
+/**
+ * OWASP's "device cookies": a browser or client that has logged in to an account before
+ * holds a token saying so, signed by us. Its login attempts are limited per device instead of
+ * by the account-wide cap, so strangers failing on purpose cannot lock the owner out.
+ */
+const DEVICE_TTL_SECONDS = 365 * 24 * 3600;
+
+export type Device = { accountId: number; id: string };
+
+const PATTERN = /^d1\.([1-9][0-9]{0,9})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
+
+const mac = (key: Buffer, payload: string) => createHmac('sha256', key).update(payload).digest();
+
+/** `d1.<account id>.<random id>.<HMAC of the rest>`, signed with the first key; nothing stored server-side. */
+export function issueDeviceToken(keys: Buffer[], accountId: number): string {
+  const payload = `d1.${accountId}.${randomBytes(16).toString('base64url')}`;
+  return `${payload}.${mac(keys[0], payload).toString('base64url')}`;
+}
+
+/** The device a token names, or undefined for anything none of the keys (DATA_KEY rotation) signed. */
+export function readDeviceToken(keys: Buffer[], token: string | undefined): Device | undefined {
+  const match = token ? PATTERN.exec(token) : null;
+  if (!match) return undefined;
+  const presented = Buffer.from(match[3], 'base64url');
+  const signed = keys.some((key) => {
+    const expected = mac(key, `d1.${match[1]}.${match[2]}`);
+    return presented.length === expected.length && timingSafeEqual(presented, expected);
+  });
+  return signed ? { accountId: Number(match[1]), id: match[2] } : undefined;
 }

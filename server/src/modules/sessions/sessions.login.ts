@@ -8,9 +8,8 @@ import { accountById, accountForLogin } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
 import { linkAfterSecondStep } from '../identities/index.ts';
 import { finishSecondStep, passkeyOwner, proveWithPasskey, secondStepAccount, secondStepRequired, startSecondStep, type Method, type Proof } from '../mfa/index.ts';
-import type { Device } from './sessions.devices.ts';
 import { perAccountClient, SESSION_RATE_RULES } from './sessions.limits.ts';
-import { deviceOf, startSession, type LoginResult } from './sessions.issue.ts';
+import { deviceOf, startSession, type Device, type LoginResult } from './sessions.issue.ts';
 
 /**
  * An attempt as counted: `failed`, the count a right password or code takes back at once

@@ -1,13 +1,20 @@
 import { z } from 'zod';
+import { clearedCookieHeader, cookieHeader } from '../../lib/http-credentials.ts';
 import { noInput, successOutput } from '../../lib/validation.ts';
+import { SESSION_COOKIE } from '../../trpc/context.ts';
 import { publicProcedure } from '../../trpc/procedures.ts';
 import { authedProcedure } from '../access/index.ts';
 import { authRoute, setCookieHeader } from '../../trpc/rest-meta.ts';
 import { loginMfaInput, loginPasskeyInput, optionsOutput, passkeyLoginOptionsInput, passkeySignInOptions } from '../mfa/index.ts';
-import { CLEARED_SESSION_COOKIE_SHOWN, SESSION_COOKIE_SHOWN, signedIn, signedOut } from './sessions.answers.ts';
 import { loginInput, loginOutput, revokeAllSessionsInput, revokeAllSessionsOutput, sessionIdInput, sessionsOutput } from './sessions.schemas.ts';
 import { logout, listSessions, revokeAllSessions, revokeSession } from './sessions.service.ts';
+import { signedIn, signedOut } from './sessions.issue.ts';
 import { login, loginSecondStep, loginWithPasskey } from './sessions.login.ts';
+
+/** The session cookie as the API reference shows it: as the gateway sets it over http, with placeholders. */
+const SHOWN = { publicUrl: 'http:' };
+const SESSION_COOKIE_SHOWN = `${cookieHeader(SHOWN, SESSION_COOKIE, '<jwt>')}; Max-Age=<JWT_TTL s>`;
+const CLEARED_SESSION_COOKIE_SHOWN = clearedCookieHeader(SHOWN, SESSION_COOKIE);
 
 /** The sign-in routes' limits (sessions.limits.ts): per client IP, and per address and client. */
 const SIGN_IN_LIMITED = 'too many sign-in attempts from this client IP, or for this account from it, or too many failed logins of the account';
