@@ -42,6 +42,11 @@ test('a sealed value opens only at its own column and row, under a configured ke
   flipped[0] ^= 1;
   assert.throws(() => box.open([format, id, iv, tag, flipped.toString('base64url')].join('.'), place));
   assert.throws(() => box.open(`v1.${iv}.${tag}.${body}`, place), /unknown sealed format/);
+  // Nothing but the five parts seal writes: no trailing part, no tag cut short (GCM would
+  // check a 4-byte tag as gladly as a 16-byte one).
+  assert.throws(() => box.open(`${sealed}.more`, place), /unknown sealed format/);
+  const cut = Buffer.from(tag, 'base64url').subarray(0, 4).toString('base64url');
+  assert.throws(() => box.open([format, id, iv, cut, body].join('.'), place), /authentication tag/i);
 });
 
 test('a ciphertext copied into another column or row of the database does not open at /me', async () => {

@@ -20,6 +20,7 @@ export type SecretBox = {
 };
 
 const FORMAT = 'v2';
+const TAG_BYTES = 16;
 
 /** A short, stable name for a key that reveals nothing about it. */
 function keyId(key: Buffer): string {
@@ -47,13 +48,12 @@ export function createSecretBox(dataKeys: Buffer[]): SecretBox {
       return [FORMAT, id, ...[iv, cipher.getAuthTag(), body].map((part) => part.toString('base64url'))].join('.');
     },
     open(sealed, place) {
-      const [format, id, iv, tag, body] = sealed.split('.');
-      if (format !== FORMAT || !iv || !tag || body === undefined) throw new Error('unknown sealed format');
+      const parts = sealed.split('.');
+      const [format, id, iv, tag, body] = parts;
+      if (parts.length !== 5 || format !== FORMAT || !iv || !tag) throw new Error('unknown sealed format');
       const match = keys.find((candidate) => candidate.id === id);
       if (!match) throw new Error('sealed under a key that is not configured');
-      const decipher = createDecipheriv('aes-256-gcm', match.key, Buffer.from(iv, 'base64url')).setAAD(associated(id, place));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+      return decrypt(match.key, iv, tag, body, associated(id, place));
     },
   };
 }
@@ -69,9 +69,20 @@ export function keyIdOf(sealed: string): string | undefined {
  * 0004 can re-seal what it finds.
  */
 export function openUnboundV1(dataKey: Buffer, sealed: string): string {
-  const [version, iv, tag, body] = sealed.split('.');
-  if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('not a v1 sealed value');
-  const decipher = createDecipheriv('aes-256-gcm', deriveKey(dataKey, 'secret-box'), Buffer.from(iv, 'base64url'));
+  const parts = sealed.split('.');
+  const [version, iv, tag, body] = parts;
+  if (parts.length !== 4 || version !== 'v1' || !iv || !tag) throw new Error('not a v1 sealed value');
+  return decrypt(deriveKey(dataKey, 'secret-box'), iv, tag, body);
+}
+
+/**
+ * AES-256-GCM's opening of base64url parts. The tag must be the whole 16 bytes that seal
+ * writes: GCM would otherwise take a tag cut to 4 bytes, and a forgery needs only as many
+ * tries as the cut tag has values.
+ */
+function decrypt(key: Buffer, iv: string, tag: string, body: string, associated?: Buffer): string {
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: TAG_BYTES });
+  if (associated) decipher.setAAD(associated);
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
 }
