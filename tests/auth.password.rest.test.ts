@@ -337,7 +337,7 @@ test('a reset keeps the API key: the same key still works, and login returns it'
   assert.ok((await events(service, bearer(account.apiKey))).includes('password.reset'), 'password.reset is in the activity');
 });
 
-test('a reset marks an unverified account verified (the mail arrived)', async ({ service }) => {
+test('a reset marks an unverified account verified (the mail arrived), in its activity as a verification link would', async ({ service }) => {
   const email = 'reset.unverified@example.com';
   await registerForToken(service, email);
   assertError(await login(service, email), 403, 'EMAIL_NOT_VERIFIED');
@@ -346,6 +346,18 @@ test('a reset marks an unverified account verified (the mail arrived)', async ({
   const loggedIn = await login(service, email, NEW_PASSWORD);
   assert.is(loggedIn.status, 200, loggedIn.text);
   assert.is(loggedIn.body.user.email_verified, true);
+  const seen = await events(service, bearer(loggedIn.body.token));
+  assert.is(seen.filter((event) => event === 'email.verified').length, 1, seen.join(', '));
+  assert.ok(seen.includes('password.reset'), seen.join(', '));
+});
+
+test('a reset of an account verified already records no second email.verified', async ({ service }) => {
+  const account = await registerAndVerify(service, 'reset.verified-before@example.com');
+  const token = await resetToken(service, account.email);
+  assert.is((await reset(service, token, NEW_PASSWORD)).status, 200);
+  const seen = await events(service, bearer(account.apiKey));
+  assert.ok(seen.includes('password.reset'), seen.join(', '));
+  assert.is(seen.filter((event) => event === 'email.verified').length, 1, seen.join(', '));
 });
 
 test('a reset voids pending registration links', async ({ service }) => {

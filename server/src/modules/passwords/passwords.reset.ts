@@ -76,8 +76,12 @@ export async function resetPassword(deps: Deps, token: string, password: string,
     await revokeSessions(tx, deps.clock, used.account_id);
     await voidTokens(tx, deps.clock, used.account_id, [...TAKEOVER_LINKS, 'verify']);
     await recordEvent(tx, deps.clock, 'password.reset', { accountId: used.account_id }, request);
-    // The mailed link proved the address, as a verification link does: an account never verified exists for the platform from now.
-    if (before && !before.email_verified) await emitAccountEvent(tx, deps.clock, used.account_id);
+    // The mailed link proved the address, as a verification link does: the activity says so,
+    // and an account never verified exists for the platform from now.
+    if (before && !before.email_verified) {
+      await recordEvent(tx, deps.clock, 'email.verified', { accountId: used.account_id }, request);
+      await emitAccountEvent(tx, deps.clock, used.account_id);
+    }
     await emitSecurityChange(tx, deps.clock, used.account_id, 'password');
     return { id: used.account_id, ...row };
   });
