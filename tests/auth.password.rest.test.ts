@@ -19,6 +19,11 @@ import {
   registerForToken,
   requestFrom,
 } from './helpers/auth.ts';
+import type { Db, Tx } from '../server/src/lib/db.ts';
+import type { Deps } from '../server/src/deps.ts';
+import { appRouter } from '../server/src/router.ts';
+import { createContextInner } from '../server/src/trpc/context.ts';
+import { createCallerFactory } from '../server/src/trpc/procedures.ts';
 import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 import { submitLinkForm } from './helpers/pages.ts';
 import { linkToken } from './helpers/smtp.ts';
@@ -359,6 +364,64 @@ test('a reset of an account verified already records no second email.verified', 
   assert.ok(seen.includes('password.reset'), seen.join(', '));
   assert.is(seen.filter((event) => event === 'email.verified').length, 1, seen.join(', '));
 });
+
+if (process.env.DATABASE_URL) {
+  // PostgreSQL only: the embedded database has one connection, so no two transactions overlap there.
+  test('a verification link used while a reset of the account runs: one waits for the other, both take effect, nothing deadlocks', async ({ service }) => {
+    const email = 'reset.verify.locks@example.com';
+    const verifyToken = await registerForToken(service, email);
+    const token = await resetToken(service, email);
+    // The verification's transaction stops once its first row lock is taken, until let go:
+    // the reset then runs into whatever it holds.
+    let holdingNow = () => {};
+    let letGoNow = () => {};
+    const holding = new Promise<void>((resolve) => (holdingNow = resolve));
+    const letGo = new Promise<void>((resolve) => (letGoNow = resolve));
+    const db = service.deps.db;
+    const pausing: Db = Object.create(db, {
+      transaction: {
+        value: <T>(work: (tx: Tx) => Promise<T>) =>
+          db.transaction((tx) => {
+            let held = false;
+            const query: Tx['query'] = async (text, values) => {
+              const rows = await tx.query(text, values);
+              if (!held && /\bFOR UPDATE\b|^\s*UPDATE\b/i.test(typeof text === 'string' ? text : text.text)) {
+                held = true;
+                holdingNow();
+                await letGo;
+              }
+              return rows as never;
+            };
+            return work(Object.create(tx, { query: { value: query } }));
+          }),
+      },
+    });
+    const callerOn = (deps: Deps) => createCallerFactory(appRouter)(createContextInner(deps));
+    const verifying = callerOn({ ...service.deps, db: pausing }).auth.verifyEmail({ token: verifyToken });
+    try {
+      await holding;
+      const resetting = callerOn(service.deps).auth.resetPassword({ token, password: NEW_PASSWORD });
+      await eventually('the reset to wait for a lock the verification holds', async () => {
+        const [{ waiting }] = await db.query<{ waiting: number }>(`SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        return waiting > 0 || undefined;
+      });
+      letGoNow();
+      const [verified, wasReset] = await Promise.allSettled([verifying, resetting]);
+      assert.is(verified.status, 'fulfilled', String((verified as PromiseRejectedResult).reason));
+      assert.is(wasReset.status, 'fulfilled', String((wasReset as PromiseRejectedResult).reason));
+    } finally {
+      letGoNow();
+      await verifying.catch(() => undefined);
+    }
+    const loggedIn = await login(service, email, NEW_PASSWORD);
+    assert.is(loggedIn.status, 200, loggedIn.text);
+    const seen = await events(service, bearer(loggedIn.body.token));
+    assert.is(seen.filter((event) => event === 'email.verified').length, 1, seen.join(', '));
+    assert.ok(seen.includes('password.reset'), seen.join(', '));
+    const [{ created }] = await db.query<{ created: number }>(`SELECT count(*)::int AS created FROM events WHERE type = 'account.created' AND account_id = $1`, [loggedIn.body.user.id]);
+    assert.is(created, 1, 'account.created once');
+  });
+}
 
 test('a reset voids pending registration links', async ({ service }) => {
   const email = 'reset.registration@example.com';

@@ -306,6 +306,12 @@ export async function spendToken(db: Queryable, tokenHash: Buffer, purpose: stri
   return used;
 }
 
+/** The account a token of this purpose belongs to, live or not; nothing locked. */
+export async function tokenAccountId(db: Queryable, tokenHash: Buffer, purpose: string): Promise<number | undefined> {
+  const [row] = await db.query<{ account_id: number }>('SELECT account_id FROM email_tokens WHERE token_hash = $1 AND purpose = $2', [tokenHash, purpose]);
+  return row?.account_id;
+}
+
 /** The owner of a live token, without using it. */
 export async function liveTokenAccount(db: Queryable, tokenHash: Buffer, purpose: string, now: Date): Promise<{ email: string; name: string } | undefined> {
   const [owner] = await db.query<{ email: string; name: string }>(

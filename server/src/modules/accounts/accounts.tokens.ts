@@ -41,9 +41,20 @@ export async function issueToken(db: Queryable, clock: Clock, accountId: number,
   return token;
 }
 
-/** Uses a live token once: the second use, a concurrent one included, finds nothing. */
-export async function useToken(db: Queryable, clock: Clock, purpose: TokenPurpose, token: string): Promise<UsedToken | undefined> {
-  return repo.spendToken(db, sha256(token), purpose, clock.now());
+// Locks, in one order for every writer: the account's row first, then its tokens' rows. A
+// link used while a reset, a password change or a sign-out everywhere voids the account's
+// links would otherwise hold its token and wait for the account, while the other holds the
+// account and waits for the token: a deadlock, which PostgreSQL ends by failing one of them.
+
+/**
+ * Uses a live token once, in `tx`, with its account's row locked first (FOR UPDATE): the
+ * second use, a concurrent one included, finds nothing.
+ */
+export async function useToken(tx: Queryable, clock: Clock, purpose: TokenPurpose, token: string): Promise<UsedToken | undefined> {
+  const hash = sha256(token);
+  const owner = await repo.tokenAccountId(tx, hash, purpose);
+  if (owner === undefined || !(await repo.lockAccount(tx, { id: owner }))) return undefined;
+  return repo.spendToken(tx, hash, purpose, clock.now());
 }
 
 /** The account a token is live for, without using it: what a reset checks a new password against before costly work. */
@@ -51,9 +62,10 @@ export async function liveTokenOwner(db: Queryable, clock: Clock, purpose: Token
   return repo.liveTokenAccount(db, sha256(token), purpose, clock.now());
 }
 
-/** Voids the account's unused tokens of these purposes; returns how many were voided. */
-export async function voidTokens(db: Queryable, clock: Clock, accountId: number, purposes: TokenPurpose[]): Promise<number> {
-  return repo.voidTokenRows(db, accountId, purposes, clock.now());
+/** Voids the account's unused tokens of these purposes, its row locked first; returns how many were voided. */
+export async function voidTokens(tx: Queryable, clock: Clock, accountId: number, purposes: TokenPurpose[]): Promise<number> {
+  await repo.lockAccount(tx, { id: accountId });
+  return repo.voidTokenRows(tx, accountId, purposes, clock.now());
 }
 
 /**
