@@ -1,11 +1,9 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
-import { createCallerFactory } from '../../server/src/trpc/procedures.ts';
-import { createContextInner } from '../../server/src/trpc/context.ts';
-import { appRouter } from '../../server/src/router.ts';
 import { createEndpoint, deleteEndpoint } from '../../server/src/modules/events/events.service.ts';
 import type { EventType } from '../../server/src/modules/events/index.ts';
 import { processInboxEntries } from '../../server/src/webhooks/inbox/processor.ts';
+import { callerOf, type Caller } from './caller.ts';
 import { EventReceiver } from './event-receiver.ts';
 import { linkToken } from './smtp.ts';
 import { request, startTestApp, type HttpResult, type TestService } from './service.ts';
@@ -30,11 +28,11 @@ export async function createAccount(service: Pick<TestService, 'url' | 'smtp'>, 
 }
 
 /** Server-side tRPC caller with the account's session, through the real procedures. */
-export function callerFor(service: Pick<TestService, 'deps'>, account: TestAccount) {
-  return createCallerFactory(appRouter)(createContextInner(service.deps, { bearer: account.token }));
+export function callerFor(service: Pick<TestService, 'deps'>, account: TestAccount): Caller {
+  return callerOf(service, { bearer: account.token });
 }
 
-export type Caller = ReturnType<typeof callerFor>;
+export type { Caller };
 
 /** A running service with one account in it, and that account's caller. */
 export type OwnedService = { service: TestService; owner: TestAccount; caller: Caller };

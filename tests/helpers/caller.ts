@@ -1,0 +1,35 @@
+import { toErrorResponse } from '../../server/src/errors/response.ts';
+import type { Credentials, RequestInfo } from '../../server/src/lib/request.ts';
+import { appRouter } from '../../server/src/router.ts';
+import { createContextInner } from '../../server/src/trpc/context.ts';
+import { createCallerFactory } from '../../server/src/trpc/procedures.ts';
+import type { HttpResult, TestService } from './service.ts';
+
+// Procedures called in process, as the pages and the bench call them: a rule of a procedure is
+// tested here without HTTP (docs/ARCHITECTURE.md, Tests). The caller runs on the service's own
+// Deps (its database, mail server and test clock), with the credentials and request facts the
+// gateway would have read from a request.
+
+const createCaller = createCallerFactory(appRouter);
+
+export type Caller = ReturnType<typeof createCaller>;
+
+/** A caller as `credentials` (none: a visitor), from `ip` unless the request says otherwise. */
+export function callerOf(service: Pick<TestService, 'deps'>, credentials: Credentials = {}, request: Partial<RequestInfo> = {}): Caller {
+  return createCaller(createContextInner(service.deps, credentials, { ip: '127.0.0.1', requestId: 'internal', ...request }));
+}
+
+/**
+ * What a call that must fail would have answered over REST: its error mapped by the one table
+ * (`toErrorResponse`), as an HttpResult, so that `assertError` and `issuePaths` read it as they
+ * read a response. A call that succeeds fails the test.
+ */
+export async function refusal(call: Promise<unknown>): Promise<HttpResult> {
+  const outcome = await call.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  if (!('error' in outcome)) throw new Error(`expected a refusal, the call answered ${JSON.stringify(outcome.value)}`);
+  const { status, headers, body } = toErrorResponse(outcome.error);
+  return { status, headers: new Headers(headers), body, text: JSON.stringify(body) };
+}
