@@ -1,7 +1,7 @@
 import { toErrorResponse } from '../../server/src/errors/response.ts';
 import type { Credentials, RequestInfo } from '../../server/src/lib/request.ts';
 import { appRouter } from '../../server/src/router.ts';
-import { createContextInner } from '../../server/src/trpc/context.ts';
+import { createContextInner, credentialsFromHeaders } from '../../server/src/trpc/context.ts';
 import { createCallerFactory } from '../../server/src/trpc/procedures.ts';
 import type { HttpResult, TestService } from './service.ts';
 
@@ -19,6 +19,25 @@ export function callerOf(service: Pick<TestService, 'deps'>, credentials: Creden
   return createCaller(createContextInner(service.deps, credentials, { ip: '127.0.0.1', requestId: 'internal', ...request }));
 }
 
+/** A caller with the credentials these request headers carry (`bearer(…)`, a `cookie`), as the gateway reads them. */
+export function callerWith(service: Pick<TestService, 'deps'>, headers: { authorization?: string; cookie?: string } = {}, request: Partial<RequestInfo> = {}): Caller {
+  return callerOf(service, credentialsFromHeaders(headers), request);
+}
+
+/**
+ * A call's answer as REST gives it: 200 with the procedure's output, or what a refusal maps to
+ * (below), for the checks written against responses (`assertError`, `issuePaths`, `.status`).
+ */
+export async function answerOf(call: Promise<unknown>): Promise<HttpResult> {
+  const outcome = await call.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  if ('error' in outcome) return mapped(outcome.error);
+  const body = JSON.parse(JSON.stringify(outcome.value ?? null));
+  return { status: 200, headers: new Headers(), body, text: JSON.stringify(body) };
+}
+
 /**
  * What a call that must fail would have answered over REST: its error mapped by the one table
  * (`toErrorResponse`), as an HttpResult, so that `assertError` and `issuePaths` read it as they
@@ -30,6 +49,10 @@ export async function refusal(call: Promise<unknown>): Promise<HttpResult> {
     (error: unknown) => ({ error }),
   );
   if (!('error' in outcome)) throw new Error(`expected a refusal, the call answered ${JSON.stringify(outcome.value)}`);
-  const { status, headers, body } = toErrorResponse(outcome.error);
+  return mapped(outcome.error);
+}
+
+function mapped(error: unknown): HttpResult {
+  const { status, headers, body } = toErrorResponse(error);
   return { status, headers: new Headers(headers), body, text: JSON.stringify(body) };
 }
