@@ -149,8 +149,12 @@ export async function launchBrowser(): Promise<TestBrowser> {
 async function startChromium(profile: string): Promise<Browser> {
   const found = await findChromium();
   // A plain launch hands Chromium a --user-data-dir of Playwright's own, fresh and removed
-  // on close; HOME in a directory of ours keeps anything else it writes out of the real one.
-  const env = { ...process.env, ...found.env, HOME: profile };
+  // on close; HOME in a directory of ours keeps anything else it writes out of the real one,
+  // and TMPDIR there too keeps its scratch files (.org.chromium.Chromium.*), which a browser
+  // closed under load can leave behind, out of the run's.
+  const scratch = join(profile, 'tmp');
+  mkdirSync(scratch);
+  const env = { ...process.env, ...found.env, HOME: profile, TMPDIR: scratch };
   return chromium.launch({ executablePath: found.executablePath, args: FLAGS, env }).catch((error: unknown) => {
     throw new Error(`Chromium at ${found.executablePath} (from ${found.origin}) did not start; CHROMIUM_PATH picks another`, { cause: error });
   });
