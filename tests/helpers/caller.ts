@@ -25,8 +25,10 @@ export function callerWith(service: Pick<TestService, 'deps'>, headers: { author
 }
 
 /**
- * A call's answer as REST gives it: 200 with the procedure's output, or what a refusal maps to
- * (below), for the checks written against responses (`assertError`, `issuePaths`, `.status`).
+ * A call's answer as REST gives it, for the checks written against responses (`assertError`,
+ * `issuePaths`, `.status`): the procedure's output as JSON, or what a refusal maps to (below).
+ * A success is a 200: a status a procedure asks the transport for (register's 201) is the
+ * REST mapping's, and tested there.
  */
 export async function answerOf(call: Promise<unknown>): Promise<HttpResult> {
   const outcome = await call.then(
