@@ -10,11 +10,10 @@ import {
   login,
   nextMail,
   registerAndVerify,
-  type Account,
 } from './helpers/auth.ts';
+import { changeToken, emailOf } from './helpers/accounts.ts';
 import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 import { submitLinkForm } from './helpers/pages.ts';
-import { linkToken } from './helpers/smtp.ts';
 
 // What HTTP adds to an e-mail change: credentials in headers, the mailed link's page and its
 // form, and an answer alike to the byte whether the new address is taken. The procedures'
@@ -29,7 +28,6 @@ test.after(async ({ service }) => {
   await service?.close();
 });
 
-const CONFIRM_LINK = /\/confirm-email\?token=/;
 
 const changeEmail = (service: TestService, headers: Record<string, string>, body: unknown) =>
   request(service.url, 'POST', `${AUTH}/email/change`, { json: body, headers });
@@ -39,18 +37,7 @@ const page = (service: TestService, token: string) => request(service.url, 'GET'
 const submitForm = (service: TestService, token: string) => submitLinkForm(service, '/confirm-email', { token });
 const withoutVolatile = (result: HttpResult) => [...result.headers.keys()].filter((name) => name !== 'x-request-id' && name !== 'date');
 
-/** Asks to move `account` to `newEmail` and returns the token of the link mailed there. */
-async function changeToken(service: TestService, account: Account, newEmail: string): Promise<string> {
-  const seen = service.smtp.mailsTo(newEmail).length;
-  const result = await changeEmail(service, bearer(account.token), { new_email: newEmail, password: account.password });
-  assert.is(result.status, 200, result.text);
-  return linkToken(await nextMail(service, newEmail, seen, CONFIRM_LINK), '/confirm-email');
-}
 
-async function emailOf(service: TestService, accountId: number): Promise<string | undefined> {
-  const [row] = await service.deps.db.query<{ email: string }>('SELECT email FROM accounts WHERE id = $1', [accountId]);
-  return row?.email;
-}
 
 test('without credentials: 401 UNAUTHORIZED', async ({ service }) => {
   const body = { new_email: 'nobody.new@example.com', password: PASSWORD };

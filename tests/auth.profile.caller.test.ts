@@ -2,6 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { assertError, issuePaths, registerAndVerify, type Account } from './helpers/auth.ts';
 import { callerOf, refusal } from './helpers/caller.ts';
+import { profileEvents, storedProfile } from './helpers/accounts.ts';
 import { startTestApp, type TestService } from './helpers/service.ts';
 
 // docs/API.md, Account lifecycle (Profile): the rules of auth.updateProfile, called in process.
@@ -24,20 +25,7 @@ const as = (service: TestService, account: Account) => callerOf(service, { beare
 /** Any input, as a client that ignores the types would send it. */
 const updateProfile = (service: TestService, account: Account, input: Profile) => as(service, account).auth.updateProfile(input as never);
 
-/** What is stored of the profile, and when the row last changed. */
-async function stored(service: TestService, account: Account) {
-  const [row] = await service.deps.db.query<{ name: string; company: string | null; updated_at: Date }>('SELECT name, company, updated_at FROM accounts WHERE id = $1', [account.user.id]);
-  return { name: row.name, company: row.company, updated_at: row.updated_at.toISOString() };
-}
 
-/** The `changed` list of each profile.updated event of the account, oldest first. */
-async function profileEvents(service: TestService, account: Account): Promise<string[][]> {
-  const rows = await service.deps.db.query<{ data: { changed: string[] } }>(
-    "SELECT data FROM audit_events WHERE account_id = $1 AND event = 'profile.updated' ORDER BY id",
-    [account.user.id],
-  );
-  return rows.map((row) => row.data.changed);
-}
 
 /** A change answered with `{ success, user }`, its user the one auth.me now shows. */
 async function updated(service: TestService, account: Account, input: Profile) {
@@ -53,7 +41,7 @@ test('company: null clears it, as does an empty one; a field left out stays as i
   const cleared = await updated(service, account, { company: null });
   assert.is(cleared.company, null);
   assert.is(cleared.name, 'Ada Lovelace', 'the name was left out, so it stays');
-  assert.equal(await stored(service, account).then(({ company }) => company), null);
+  assert.equal(await storedProfile(service, account).then(({ company }) => company), null);
 
   await updated(service, account, { company: 'Back again' });
   const emptied = await updated(service, account, { company: '   ' });
@@ -63,10 +51,10 @@ test('company: null clears it, as does an empty one; a field left out stays as i
 
 test('the values the account already has change nothing: no write, no activity', async ({ service }) => {
   const account = await newAccount(service, 'profile.same@example.com');
-  const before = await stored(service, account);
+  const before = await storedProfile(service, account);
   const same = await updated(service, account, { name: ' Ada Lovelace ', company: 'Analytical Engines' });
   assert.equal(same, account.user);
-  assert.equal(await stored(service, account), before, 'updated_at did not move either');
+  assert.equal(await storedProfile(service, account), before, 'updated_at did not move either');
   assert.equal(await profileEvents(service, account), []);
 
   // Only what moves counts: the same name with a new company is a company change.
@@ -84,18 +72,18 @@ test('the limits: 100 characters of name and 200 of company are taken, trimmed f
   const company = 'c'.repeat(200);
   const user = await updated(service, account, { name: ` ${name} `, company: `\u00a0${company} ` });
   assert.equal([user.name, user.company], [name, company]);
-  const before = await stored(service, account);
+  const before = await storedProfile(service, account);
   for (const [field, value] of [['name', `${name}n`], ['company', `${company}c`]]) {
     const refused = await refusal(updateProfile(service, account, { [field]: value }));
     assertError(refused, 400, 'VALIDATION_FAILED');
     assert.equal(refused.body.issues, [{ path: field, message: `must be at most ${field === 'name' ? 100 : 200} characters` }]);
   }
-  assert.equal(await stored(service, account), before);
+  assert.equal(await storedProfile(service, account), before);
 });
 
 test('values of the wrong kind are refused by field, and nothing stored changes', async ({ service }) => {
   const account = await newAccount(service, 'profile.wrong@example.com');
-  const before = await stored(service, account);
+  const before = await storedProfile(service, account);
   const wrong: Array<[Profile, string, string]> = [
     [{ name: 5 }, 'name', 'must be text'],
     [{ name: null }, 'name', 'must not be null'],
@@ -116,13 +104,13 @@ test('values of the wrong kind are refused by field, and nothing stored changes'
     assertError(refused, 400, 'VALIDATION_FAILED');
     assert.equal(refused.body.issues, [{ path, message }], JSON.stringify(input));
   }
-  assert.equal(await stored(service, account), before);
+  assert.equal(await storedProfile(service, account), before);
   assert.equal(await profileEvents(service, account), []);
 });
 
 test('a field the procedure does not know is VALIDATION_FAILED naming it, and nothing changes', async ({ service }) => {
   const account = await newAccount(service, 'profile.stray@example.com');
-  const before = await stored(service, account);
+  const before = await storedProfile(service, account);
   const misspelt = await refusal(updateProfile(service, account, { name: 'Ada King', compnay: 'Typo Ltd' }));
   assertError(misspelt, 400, 'VALIDATION_FAILED');
   assert.equal(misspelt.body.issues, [{ path: 'compnay', message: 'is not a field of this request' }]);
@@ -132,7 +120,7 @@ test('a field the procedure does not know is VALIDATION_FAILED naming it, and no
     assertError(refused, 400, 'VALIDATION_FAILED');
     assert.ok(issuePaths(refused).includes(Object.keys(stray)[0]), refused.text);
   }
-  assert.equal(await stored(service, account), before, 'not even the name that came with the stray field');
+  assert.equal(await storedProfile(service, account), before, 'not even the name that came with the stray field');
   const shown = (await as(service, account).auth.me()).user;
   assert.equal([shown.email, shown.role, shown.plan], [account.email, 'user', 'free']);
   assert.equal(await profileEvents(service, account), []);
@@ -150,9 +138,9 @@ test('an empty input {} is VALIDATION_FAILED: nothing to change', async ({ servi
 test('one account changes only itself', async ({ service }) => {
   const alice = await newAccount(service, 'profile.alice@example.com');
   const bob = await newAccount(service, 'profile.bob@example.com');
-  const before = await stored(service, bob);
+  const before = await storedProfile(service, bob);
   await updated(service, alice, { name: 'Alice', company: null });
-  assert.equal(await stored(service, bob), before);
+  assert.equal(await storedProfile(service, bob), before);
   assert.is((await callerOf(service, { bearer: bob.apiKey }).auth.me()).user.name, 'Ada Lovelace');
 });
 

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { createGatehouseClient, TRPCClientError, type RouterInputs } from '../client/src/index.ts';
 import { apiKeyCacheKey, authCacheOf } from '../server/src/modules/sessions/sessions.cache.ts';
 import { AUTH, assertError, bearer, me, registerAndVerify, type Account } from './helpers/auth.ts';
+import { profileEvents, storedProfile } from './helpers/accounts.ts';
 import { request, startTestApp, testFetch, type HttpResult, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
@@ -27,20 +28,7 @@ const sendRaw = (service: TestService, headers: Record<string, string>, body: st
 
 const newAccount = (service: TestService, email: string) => registerAndVerify(service, email, { name: 'Ada Lovelace', company: 'Analytical Engines' });
 
-/** What is stored of the profile, and when the row last changed. */
-async function stored(service: TestService, account: Account) {
-  const [row] = await service.deps.db.query<{ name: string; company: string | null; updated_at: Date }>('SELECT name, company, updated_at FROM accounts WHERE id = $1', [account.user.id]);
-  return { name: row.name, company: row.company, updated_at: row.updated_at.toISOString() };
-}
 
-/** The `changed` list of each profile.updated event of the account, oldest first. */
-async function profileEvents(service: TestService, account: Account): Promise<string[][]> {
-  const rows = await service.deps.db.query<{ data: { changed: string[] } }>(
-    "SELECT data FROM audit_events WHERE account_id = $1 AND event = 'profile.updated' ORDER BY id",
-    [account.user.id],
-  );
-  return rows.map((row) => row.data.changed);
-}
 
 /** A 200 answering `{ success, user }`, its user the one /me now shows. */
 async function assertUpdated(service: TestService, result: HttpResult, account: Account): Promise<Record<string, unknown>> {
@@ -54,14 +42,14 @@ async function assertUpdated(service: TestService, result: HttpResult, account: 
 
 test('without credentials, or with dead ones: 401 UNAUTHORIZED, and nothing changes', async ({ service }) => {
   const account = await newAccount(service, 'profile.anonymous@example.com');
-  const before = await stored(service, account);
+  const before = await storedProfile(service, account);
   const dead: Array<Record<string, string>> = [{}, bearer('not-a-jwt'), bearer('0'.repeat(64)), { cookie: 'svc_token=garbage' }];
   for (const headers of dead) {
     const refused = await updateProfile(service, headers, { name: 'Mallory' });
     assertError(refused, 401, 'UNAUTHORIZED');
     assert.is(refused.headers.get('www-authenticate'), 'Bearer');
   }
-  assert.equal(await stored(service, account), before);
+  assert.equal(await storedProfile(service, account), before);
   assert.equal(await profileEvents(service, account), []);
 });
 
@@ -69,7 +57,7 @@ test('by Bearer JWT: the name is trimmed, stored, answered as /me shows it, and 
   const account = await newAccount(service, 'profile.jwt@example.com');
   const user = await assertUpdated(service, await updateProfile(service, bearer(account.token), { name: '  Ada King  ' }), account);
   assert.equal(user, { ...account.user, name: 'Ada King' }, 'only the name moved');
-  assert.equal(await stored(service, account).then(({ name, company }) => ({ name, company })), { name: 'Ada King', company: 'Analytical Engines' });
+  assert.equal(await storedProfile(service, account).then(({ name, company }) => ({ name, company })), { name: 'Ada King', company: 'Analytical Engines' });
   assert.equal(await profileEvents(service, account), [['name']]);
 });
 
@@ -88,7 +76,7 @@ test('by the svc_token cookie (as JSON, from this site): both fields change; fro
   const cookie = { cookie: `svc_token=${account.token}` };
   const crossSite = await updateProfile(service, { ...cookie, origin: 'https://evil.example' }, { name: 'Mallory' });
   assertError(crossSite, 403, 'FORBIDDEN');
-  assert.is((await stored(service, account)).name, 'Ada Lovelace');
+  assert.is((await storedProfile(service, account)).name, 'Ada Lovelace');
 
   const result = await updateProfile(service, { ...cookie, origin: service.url }, { name: 'Countess of Lovelace', company: 'Babbage & Co' });
   const user = await assertUpdated(service, result, account);
@@ -112,7 +100,7 @@ test('GET /activity lists profile.updated, with the IP and user agent of the cha
 
 test('garbage bodies are a 4xx with the error shape, and nothing stored changes', async ({ service }) => {
   const account = await newAccount(service, 'profile.garbage@example.com');
-  const before = await stored(service, account);
+  const before = await storedProfile(service, account);
   const auth = bearer(account.token);
   assertError(await sendRaw(service, auth, '{"name":'), 400, 'INVALID_JSON');
   assertError(await sendRaw(service, auth, 'name=Mallory', 'application/x-www-form-urlencoded'), 415, 'UNSUPPORTED_MEDIA_TYPE');
@@ -129,7 +117,7 @@ test('garbage bodies are a 4xx with the error shape, and nothing stored changes'
   assert.equal(refused.body.issues, [{ path: 'name', message: 'must be text' }]);
   // Over 16 KiB: refused before it is read.
   assertError(await updateProfile(service, auth, { name: 'x'.repeat(17 * 1024) }), 413, 'PAYLOAD_TOO_LARGE');
-  assert.equal(await stored(service, account), before);
+  assert.equal(await storedProfile(service, account), before);
   assert.equal(await profileEvents(service, account), []);
   assert.is((await me(service, auth)).body.user.name, 'Ada Lovelace');
 });

@@ -1,0 +1,38 @@
+import * as assert from 'uvu/assert';
+import { nextMail, type Account } from './auth.ts';
+import { callerOf } from './caller.ts';
+import type { TestService } from './service.ts';
+import { linkToken } from './smtp.ts';
+
+// An account as the database holds it, for the suites that check what a change wrote (the
+// profile, the address), and the e-mail change's mailed link, which both of its suites start from.
+
+/** What is stored of the profile, and when the row last changed. */
+export async function storedProfile(service: TestService, account: Account) {
+  const [row] = await service.deps.db.query<{ name: string; company: string | null; updated_at: Date }>('SELECT name, company, updated_at FROM accounts WHERE id = $1', [account.user.id]);
+  return { name: row.name, company: row.company, updated_at: row.updated_at.toISOString() };
+}
+
+/** The `changed` list of each profile.updated event of the account, oldest first. */
+export async function profileEvents(service: TestService, account: Account): Promise<string[][]> {
+  const rows = await service.deps.db.query<{ data: { changed: string[] } }>(
+    "SELECT data FROM audit_events WHERE account_id = $1 AND event = 'profile.updated' ORDER BY id",
+    [account.user.id],
+  );
+  return rows.map((row) => row.data.changed);
+}
+
+export async function emailOf(service: TestService, accountId: number): Promise<string | undefined> {
+  const [row] = await service.deps.db.query<{ email: string }>('SELECT email FROM accounts WHERE id = $1', [accountId]);
+  return row?.email;
+}
+
+export const CONFIRM_LINK = /\/confirm-email\?token=/;
+
+/** Asks (auth.changeEmail) to move `account` to `newEmail` and returns the token of the link mailed there. */
+export async function changeToken(service: TestService, account: Account, newEmail: string): Promise<string> {
+  const seen = service.smtp.mailsTo(newEmail).length;
+  const answer = await callerOf(service, { bearer: account.token }).auth.changeEmail({ new_email: newEmail, password: account.password });
+  assert.is(answer.success, true);
+  return linkToken(await nextMail(service, newEmail, seen, CONFIRM_LINK), '/confirm-email');
+}
