@@ -3,6 +3,7 @@ import type { Credentials, RequestInfo } from '../../server/src/lib/request.ts';
 import { appRouter } from '../../server/src/router.ts';
 import { createContextInner, credentialsFromHeaders } from '../../server/src/trpc/context.ts';
 import { createCallerFactory } from '../../server/src/trpc/procedures.ts';
+import { refuseUndeclaredCallError } from './declared-errors.ts';
 import type { HttpResult, TestService } from './service.ts';
 
 // Procedures called in process, as the pages and the bench call them: a rule of a procedure is
@@ -14,9 +15,29 @@ const createCaller = createCallerFactory(appRouter);
 
 export type Caller = ReturnType<typeof createCaller>;
 
-/** A caller as `credentials` (none: a visitor), from `ip` unless the request says otherwise. */
+/**
+ * A caller as `credentials` (none: a visitor), from `ip` unless the request says otherwise.
+ * Its refusals are held to what each procedure's route declares, as `request()` holds a
+ * response (helpers/declared-errors.ts).
+ */
 export function callerOf(service: Pick<TestService, 'deps'>, credentials: Credentials = {}, request: Partial<RequestInfo> = {}): Caller {
-  return createCaller(createContextInner(service.deps, credentials, { ip: '127.0.0.1', requestId: 'internal', ...request }));
+  return declaring(createCaller(createContextInner(service.deps, credentials, { ip: '127.0.0.1', requestId: 'internal', ...request })), []);
+}
+
+/** The caller, with each call's refusal checked against its procedure's declared errors (the path is the procedure's name). */
+function declaring<T extends object>(target: T, path: string[]): T {
+  return new Proxy(target, {
+    get: (object, key) => {
+      const value = Reflect.get(object, key);
+      return typeof key === 'string' && (typeof value === 'function' || (typeof value === 'object' && value !== null)) ? declaring(value, [...path, key]) : value;
+    },
+    apply: (fn, self, args) =>
+      Promise.resolve(Reflect.apply(fn as (...args: unknown[]) => unknown, self, args)).catch((error: unknown) => {
+        const { status, code } = toErrorResponse(error);
+        refuseUndeclaredCallError(path.join('.'), { status, code });
+        throw error;
+      }),
+  });
 }
 
 /** A caller with the credentials these request headers carry (`bearer(…)`, a `cookie`), as the gateway reads them. */

@@ -96,3 +96,9 @@ export function refuseUndeclaredError(method: string, path: string, answer: { st
     if (procedure && !(isCode(call.code) && procedure.declared[call.code] !== undefined)) refuse(`tRPC ${call.name} (REST ${procedure.template})`, answer.status, call.code);
   }
 }
+
+/** Throws when a procedure called in process (helpers/caller.ts) refused with a code its REST route does not declare. */
+export function refuseUndeclaredCallError(name: string, answer: { status: number; code: unknown }): void {
+  const procedure = tables().trpc.get(name);
+  if (procedure && !(isCode(answer.code) && procedure.declared[answer.code] !== undefined)) refuse(`${name} (REST ${procedure.template})`, answer.status, answer.code);
+}
