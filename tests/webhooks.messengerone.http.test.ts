@@ -50,6 +50,16 @@ const visitor = (update: object, secret: string | null = channel.secretToken!, c
 
 const sentTo = (chatId: number) => botApi.sent().filter((call) => String(call.body.chat_id) === String(chatId));
 
+/** Waits until every queued send of a text to the chat has completed: sent, or given up (no retry is coming). */
+const sendsSettled = (chatId: number, text: string) =>
+  eventually(`the sends of "${text}" settled`, async () => {
+    const jobs = await service.deps.db.query<{ state: string }>(
+      "SELECT state FROM pgboss.job WHERE name = 'telegram-send' AND data->>'chatId' = $1 AND strpos(data->>'text', $2) > 0",
+      [String(chatId), text],
+    );
+    return jobs.length > 0 && jobs.every((job) => job.state === 'completed') ? jobs : undefined;
+  });
+
 async function linkChat(account: TestAccount): Promise<number> {
   const chatId = nextChatId++;
   const { code } = await callerFor(service, account).notifications.createLinkCode();
@@ -167,7 +177,13 @@ test('a replayed update_id is answered 200 and has one effect: one message, one 
   assert.equal(answers.map((a) => a.status), [200, 200, 200]);
   await eventually('the message forwarded', () => sentTo(chatId).some((call) => call.body.text.includes('only once please')));
   assert.is((await visitor(update)).status, 200);
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  // Settled: the update's one inbox row processed, and every send it queued done. Nothing
+  // is left to store or send a second time.
+  await eventually('the update processed once', async () => {
+    const rows = await service.deps.db.query<{ state: string }>("SELECT state FROM webhook_inbox WHERE provider = 'messengerone' AND external_id = $1", [String(update.update_id)]);
+    return rows.length === 1 && rows[0].state === 'processed' ? rows : undefined;
+  });
+  await sendsSettled(chatId, 'only once please');
   const stored = (await caller.channels.messages({ channelId: channel.channelId })).items.filter((m) => m.text === 'only once please');
   assert.is(stored.length, 1);
   assert.is(sentTo(chatId).filter((call) => call.body.text.includes('only once please')).length, 1);
@@ -191,8 +207,8 @@ test('a chat that is gone (403) is given up after one try', async () => {
   await visitor(telegramUpdate(nextUpdateId++, 777003, 'nobody hears this'));
   const toChat = () => botApi.calls.slice(before).filter((call) => call.body.chat_id === String(chatId) && call.body.text?.includes('nobody hears this'));
   await eventually('the first attempt', () => toChat().length > 0);
-  // Long enough for a retry (1-2 s backoff) to have happened if there were one.
-  await new Promise((resolve) => setTimeout(resolve, 3000));
+  // Given up: its job completed after the one try, so no retry is coming.
+  await sendsSettled(chatId, 'nobody hears this');
   assert.is(toChat().length, 1);
   assert.is(sentTo(chatId).filter((call) => call.body.text?.includes('nobody hears this')).length, 0);
 });
