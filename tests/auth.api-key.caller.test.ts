@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runHousekeeping } from '../server/src/roles/housekeeping.ts';
-import { PASSWORD, assertError, issuePaths, nextMail, registerAndVerify } from './helpers/auth.ts';
+import { PASSWORD, assertError, bearer, issuePaths, nextMail, registerAndVerify } from './helpers/auth.ts';
 import { answerOf, callerOf, callerWith } from './helpers/caller.ts';
 import { startTestApp, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
@@ -23,7 +23,6 @@ test.after(async ({ service }) => {
 
 const HOUR = 3600_000;
 
-const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
 /** Any input, as a client that ignores the types would send it. */
 const rotate = (service: TestService, credential: string, input: unknown = {}) => answerOf(callerOf(service, { bearer: credential }).auth.rotateApiKey(input as never));
 const me = (service: TestService, headers: { authorization: string }) => answerOf(callerWith(service, headers).auth.me());

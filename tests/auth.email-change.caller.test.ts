@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { PASSWORD, assertError, assertTokenStoredHashed, issuePaths, nextMail, registerAndVerify, tokenUsed, type Account } from './helpers/auth.ts';
+import { PASSWORD, assertError, assertTokenStoredHashed, bearer, issuePaths, nextMail, registerAndVerify, tokenUsed } from './helpers/auth.ts';
+import { CONFIRM_LINK, changeToken, emailOf } from './helpers/accounts.ts';
 import { answerOf, callerOf, callerWith } from './helpers/caller.ts';
 import { startTestApp, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
@@ -21,10 +22,8 @@ test.after(async ({ service }) => {
 
 const HOUR = 3600_000;
 const MINUTE = 60_000;
-const CONFIRM_LINK = /\/confirm-email\?token=/;
 
 type Headers = { authorization?: string; cookie?: string };
-const bearer = (credential: string): Headers => ({ authorization: `Bearer ${credential}` });
 /** Any input, as a client that ignores the types would send it. */
 const changeEmail = (service: TestService, headers: Headers, input: unknown) => answerOf(callerWith(service, headers).auth.changeEmail(input as never));
 const confirm = (service: TestService, token: unknown) => answerOf(callerOf(service).auth.confirmEmailChange({ token } as never));
@@ -33,18 +32,6 @@ const me = (service: TestService, headers: Headers) => answerOf(callerWith(servi
 const events = async (service: TestService, headers: Headers): Promise<string[]> => (await callerWith(service, headers).auth.listActivity()).items.map((item) => item.event);
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** Asks to move `account` to `newEmail` and returns the token of the link mailed there. */
-async function changeToken(service: TestService, account: Account, newEmail: string): Promise<string> {
-  const seen = service.smtp.mailsTo(newEmail).length;
-  const result = await changeEmail(service, bearer(account.token), { new_email: newEmail, password: account.password });
-  assert.is(result.status, 200, result.text);
-  return linkToken(await nextMail(service, newEmail, seen, CONFIRM_LINK), '/confirm-email');
-}
-
-async function emailOf(service: TestService, accountId: number): Promise<string | undefined> {
-  const [row] = await service.deps.db.query<{ email: string }>('SELECT email FROM accounts WHERE id = $1', [accountId]);
-  return row?.email;
-}
 
 test('a wrong password: 401 INVALID_CREDENTIALS, no link, no notice, and login.failed is in the activity', async ({ service }) => {
   const account = await registerAndVerify(service, 'wrong.password@example.com');

@@ -4,7 +4,7 @@ import { runHousekeeping } from '../server/src/roles/housekeeping.ts';
 import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { failChallenge, insertChallenge, useChallenge } from '../server/src/modules/mfa/mfa.repo.ts';
 import { sha256 } from '../server/src/lib/crypto.ts';
-import { PASSWORD, assertError, nextMail, registerAndVerify, type Account } from './helpers/auth.ts';
+import { PASSWORD, assertError, bearer, nextMail, registerAndVerify, type Account } from './helpers/auth.ts';
 import { answerOf, callerOf, callerWith, type Caller } from './helpers/caller.ts';
 import { startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 
@@ -27,7 +27,6 @@ const STEP_MS = 30_000;
 const RECOVERY_CODE = /^[2-9a-hjkmnp-tw-z]{5}-[2-9a-hjkmnp-tw-z]{5}$/;
 
 type Headers = { authorization?: string };
-const bearer = (credential: string): Headers => ({ authorization: `Bearer ${credential}` });
 /** An auth.* procedure by name, with any input, as a client that ignores the types would call it. */
 const call = (service: TestService, procedure: keyof Caller['auth'], headers: Headers, input?: unknown): Promise<HttpResult> =>
   answerOf((callerWith(service, headers).auth[procedure] as (input: unknown) => Promise<unknown>)(input));

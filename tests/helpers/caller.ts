@@ -7,7 +7,7 @@ import { refuseUndeclaredCallError } from './declared-errors.ts';
 import type { HttpResult, TestService } from './service.ts';
 
 // Procedures called in process, as the pages and the bench call them: a rule of a procedure is
-// tested here without HTTP (docs/ARCHITECTURE.md, Tests). The caller runs on the service's own
+// tested here without HTTP (docs/ARCHITECTURE.md, Where to add …). The caller runs on the service's own
 // Deps (its database, mail server and test clock), with the credentials and request facts the
 // gateway would have read from a request.
 
@@ -52,10 +52,7 @@ export function callerWith(service: Pick<TestService, 'deps'>, headers: { author
  * REST mapping's, and tested there.
  */
 export async function answerOf(call: Promise<unknown>): Promise<HttpResult> {
-  const outcome = await call.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
+  const outcome = await settled(call);
   if ('error' in outcome) return mapped(outcome.error);
   const body = JSON.parse(JSON.stringify(outcome.value ?? null));
   return { status: 200, headers: new Headers(), body, text: JSON.stringify(body) };
@@ -67,13 +64,16 @@ export async function answerOf(call: Promise<unknown>): Promise<HttpResult> {
  * read a response. A call that succeeds fails the test.
  */
 export async function refusal(call: Promise<unknown>): Promise<HttpResult> {
-  const outcome = await call.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
+  const outcome = await settled(call);
   if (!('error' in outcome)) throw new Error(`expected a refusal, the call answered ${JSON.stringify(outcome.value)}`);
   return mapped(outcome.error);
 }
+
+const settled = (call: Promise<unknown>) =>
+  call.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
 
 function mapped(error: unknown): HttpResult {
   const { status, headers, body } = toErrorResponse(error);
