@@ -97,7 +97,7 @@ test('a new address that belongs to another account: the same status, headers an
 });
 
 
-test('the page form (a urlencoded POST) confirms the change', async ({ service }) => {
+test('the page form (a urlencoded POST) confirms the change; a used or expired link\'s form is refused', async ({ service }) => {
   const account = await registerAndVerify(service, 'form.old@example.com');
   const newEmail = 'form.new@example.com';
   const token = await changeToken(service, account, newEmail);
@@ -111,7 +111,12 @@ test('the page form (a urlencoded POST) confirms the change', async ({ service }
   const again = await submitForm(service, token);
   assert.is(again.status, 400);
   assert.match(again.text, /no longer valid/i);
+  // So is a link past its 24 hours on the test clock.
+  const late = await registerAndVerify(service, 'form.late.old@example.com');
+  const lateToken = await changeToken(service, late, 'form.late.new@example.com');
+  service.clock.advance(24 * 3600_000 + 60_000);
+  assert.is((await submitForm(service, lateToken)).status, 400);
+  assert.is(await emailOf(service, late.user.id), late.email);
 });
-
 
 test.run();
