@@ -20,10 +20,7 @@ import {
   requestFrom,
 } from './helpers/auth.ts';
 import type { Db, Tx } from '../server/src/lib/db.ts';
-import type { Deps } from '../server/src/deps.ts';
-import { appRouter } from '../server/src/router.ts';
-import { createContextInner } from '../server/src/trpc/context.ts';
-import { createCallerFactory } from '../server/src/trpc/procedures.ts';
+import { callerOf } from './helpers/caller.ts';
 import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 import { submitLinkForm } from './helpers/pages.ts';
 import { linkToken } from './helpers/smtp.ts';
@@ -396,11 +393,10 @@ if (process.env.DATABASE_URL) {
           }),
       },
     });
-    const callerOn = (deps: Deps) => createCallerFactory(appRouter)(createContextInner(deps));
-    const verifying = callerOn({ ...service.deps, db: pausing }).auth.verifyEmail({ token: verifyToken });
+    const verifying = callerOf({ deps: { ...service.deps, db: pausing } }).auth.verifyEmail({ token: verifyToken });
     try {
       await holding;
-      const resetting = callerOn(service.deps).auth.resetPassword({ token, password: NEW_PASSWORD });
+      const resetting = callerOf(service).auth.resetPassword({ token, password: NEW_PASSWORD });
       await eventually('the reset to wait for a lock the verification holds', async () => {
         const [{ waiting }] = await db.query<{ waiting: number }>(`SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
         return waiting > 0 || undefined;
