@@ -91,14 +91,11 @@ export function refuseUndeclaredError(method: string, path: string, answer: { st
   const route = answer.status >= 400 && code !== undefined ? declaredRoute(method, path) : undefined;
   if (route && !(isCode(code) && route.declared[code] !== undefined)) refuse(`${route.method} /api/v1${route.template}`, answer.status, code);
   // A batch whose calls did not all fail answers 207: each call's error is looked at whatever the status.
-  for (const call of trpcErrors(path, answer.body)) {
-    const procedure = tables().trpc.get(call.name);
-    if (procedure && !(isCode(call.code) && procedure.declared[call.code] !== undefined)) refuse(`tRPC ${call.name} (REST ${procedure.template})`, answer.status, call.code);
-  }
+  for (const call of trpcErrors(path, answer.body)) refuseUndeclaredCallError(call.name, { status: answer.status, code: call.code });
 }
 
-/** Throws when a procedure called in process (helpers/caller.ts) refused with a code its REST route does not declare. */
+/** Throws when a procedure's call (over tRPC, or in process: helpers/caller.ts) refused with a code its REST route does not declare. */
 export function refuseUndeclaredCallError(name: string, answer: { status: number; code: unknown }): void {
   const procedure = tables().trpc.get(name);
-  if (procedure && !(isCode(answer.code) && procedure.declared[answer.code] !== undefined)) refuse(`${name} (REST ${procedure.template})`, answer.status, answer.code);
+  if (procedure && !(isCode(answer.code) && procedure.declared[answer.code] !== undefined)) refuse(`tRPC ${name} (REST ${procedure.template})`, answer.status, answer.code);
 }
