@@ -19,13 +19,12 @@ export type TokenData = { passwordHash?: string; name?: string; company?: string
 /**
  * A new token voids the account's older ones of the same purpose, so only the latest mail
  * works. 32 random bytes; only its SHA-256 is stored. Returns the plaintext for the link.
- * The account row is locked first: two requests at once would otherwise each void what
- * they see and insert their own, and both links would live.
+ * The account row is locked first (by voidTokens): two requests at once would otherwise
+ * each void what they see and insert their own, and both links would live.
  */
 export async function issueToken(db: Queryable, clock: Clock, accountId: number, purpose: TokenPurpose, data: TokenData = {}): Promise<string> {
   const now = clock.now();
   const token = randomToken(32);
-  await repo.lockAccount(db, { id: accountId });
   await voidTokens(db, clock, accountId, [purpose]);
   await repo.insertToken(db, {
     account_id: accountId,
