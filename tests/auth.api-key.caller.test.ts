@@ -1,8 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runHousekeeping } from '../server/src/roles/housekeeping.ts';
-import { PASSWORD, assertError, bearer, issuePaths, nextMail, registerAndVerify } from './helpers/auth.ts';
-import { answerOf, callerOf, callerWith } from './helpers/caller.ts';
+import { assertError, bearer, issuePaths, nextMail, registerAndVerify } from './helpers/auth.ts';
+import { answerOf, callerOf, loginCall as login, meCall as me } from './helpers/caller.ts';
 import { startTestApp, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
@@ -25,8 +25,6 @@ const HOUR = 3600_000;
 
 /** Any input, as a client that ignores the types would send it. */
 const rotate = (service: TestService, credential: string, input: unknown = {}) => answerOf(callerOf(service, { bearer: credential }).auth.rotateApiKey(input as never));
-const me = (service: TestService, headers: { authorization: string }) => answerOf(callerWith(service, headers).auth.me());
-const login = (service: TestService, email: string, password = PASSWORD) => answerOf(callerOf(service).auth.login({ email, password }));
 
 async function previousKeyColumns(service: TestService, accountId: number) {
   const [row] = await service.deps.db.query<{ api_key_previous_hash: Buffer | null; api_key_previous_until: Date | null }>(

@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PASSWORD, assertError, assertTokenStoredHashed, bearer, issuePaths, nextMail, registerAndVerify, tokenUsed } from './helpers/auth.ts';
 import { CONFIRM_LINK, changeToken, emailOf } from './helpers/accounts.ts';
-import { answerOf, callerOf, callerWith } from './helpers/caller.ts';
+import { activityEvents as events, answerOf, callerOf, callerWith, loginCall as login, meCall as me } from './helpers/caller.ts';
 import { startTestApp, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 
@@ -27,9 +27,6 @@ type Headers = { authorization?: string; cookie?: string };
 /** Any input, as a client that ignores the types would send it. */
 const changeEmail = (service: TestService, headers: Headers, input: unknown) => answerOf(callerWith(service, headers).auth.changeEmail(input as never));
 const confirm = (service: TestService, token: unknown) => answerOf(callerOf(service).auth.confirmEmailChange({ token } as never));
-const login = (service: TestService, email: string, password = PASSWORD) => answerOf(callerOf(service).auth.login({ email, password }));
-const me = (service: TestService, headers: Headers) => answerOf(callerWith(service, headers).auth.me());
-const events = async (service: TestService, headers: Headers): Promise<string[]> => (await callerWith(service, headers).auth.listActivity()).items.map((item) => item.event);
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 

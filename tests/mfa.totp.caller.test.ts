@@ -5,7 +5,7 @@ import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { failChallenge, insertChallenge, useChallenge } from '../server/src/modules/mfa/mfa.repo.ts';
 import { sha256 } from '../server/src/lib/crypto.ts';
 import { PASSWORD, assertError, bearer, nextMail, registerAndVerify, type Account } from './helpers/auth.ts';
-import { answerOf, callerOf, callerWith, type Caller } from './helpers/caller.ts';
+import { answerOf, callerWith, loginCall as login, meCall as me, type Caller } from './helpers/caller.ts';
 import { startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 
 // The authenticator app (RFC 6238), recovery codes, the second step of a sign-in, and
@@ -30,8 +30,6 @@ type Headers = { authorization?: string };
 /** An auth.* procedure by name, with any input, as a client that ignores the types would call it. */
 const call = (service: TestService, procedure: keyof Caller['auth'], headers: Headers, input?: unknown): Promise<HttpResult> =>
   answerOf((callerWith(service, headers).auth[procedure] as (input: unknown) => Promise<unknown>)(input));
-const login = (service: TestService, email: string, password = PASSWORD) => answerOf(callerOf(service).auth.login({ email, password }));
-const me = (service: TestService, headers: Headers) => answerOf(callerWith(service, headers).auth.me());
 const mfaStatus = async (service: TestService, account: { token: string }) => callerWith(service, bearer(account.token)).auth.mfaStatus();
 const codeNow = (service: TestService, secret: string) => totpCodeAt(secret, service.clock.now());
 /** The next 30 s step, so that a new code is not a replay of the last one. */

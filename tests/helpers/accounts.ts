@@ -36,3 +36,13 @@ export async function changeToken(service: TestService, account: Account, newEma
   assert.is(answer.success, true);
   return linkToken(await nextMail(service, newEmail, seen, CONFIRM_LINK), '/confirm-email');
 }
+
+export const RESET_LINK = /\/reset-password\?token=/;
+
+/** Asks (auth.forgotPassword, from `ip` when given) for a reset link to `email` and returns the token the mail carries. */
+export async function resetToken(service: TestService, email: string, ip?: string): Promise<string> {
+  const seen = service.smtp.mailsTo(email).length;
+  const answer = await callerOf(service, {}, ip ? { ip } : {}).auth.forgotPassword({ email });
+  assert.is(answer.success, true);
+  return linkToken(await nextMail(service, email, seen, RESET_LINK), '/reset-password');
+}

@@ -3,6 +3,7 @@ import type { Credentials, RequestInfo } from '../../server/src/lib/request.ts';
 import { appRouter } from '../../server/src/router.ts';
 import { createContextInner, credentialsFromHeaders } from '../../server/src/trpc/context.ts';
 import { createCallerFactory } from '../../server/src/trpc/procedures.ts';
+import { PASSWORD } from './auth.ts';
 import { refuseUndeclaredCallError } from './declared-errors.ts';
 import type { HttpResult, TestService } from './service.ts';
 
@@ -79,3 +80,17 @@ function mapped(error: unknown): HttpResult {
   const { status, headers, body } = toErrorResponse(error);
   return { status, headers: new Headers(headers), body, text: JSON.stringify(body) };
 }
+
+// The calls most rule suites make around the one they test, answered as REST would answer them.
+
+type HeaderCredentials = Parameters<typeof callerWith>[1];
+
+/** auth.login in process, with `password` (the accounts' shared one unless given). */
+export const loginCall = (service: Pick<TestService, 'deps'>, email: string, password = PASSWORD) => answerOf(callerOf(service).auth.login({ email, password }));
+
+/** auth.me with the credentials these headers carry. */
+export const meCall = (service: Pick<TestService, 'deps'>, headers: HeaderCredentials) => answerOf(callerWith(service, headers).auth.me());
+
+/** The events of the account's activity, newest first (auth.listActivity's first page). */
+export const activityEvents = async (service: Pick<TestService, 'deps'>, headers: HeaderCredentials): Promise<string[]> =>
+  (await callerWith(service, headers).auth.listActivity()).items.map((item) => item.event);
