@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { runHousekeeping } from '../server/src/roles/housekeeping.ts';
 import { PASSWORD, assertError, bearer, registerAndVerify, type Account } from './helpers/auth.ts';
 import { answerOf, callerOf, callerWith, loginCall as login, meCall as me } from './helpers/caller.ts';
+import { activityItems, type ActivityItem } from './helpers/accounts.ts';
 import { startTestApp, type TestService } from './helpers/service.ts';
 
 // docs/API.md, Account lifecycle (Activity): the rules of auth.listActivity and of what the other
@@ -14,18 +15,10 @@ const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
 
 type Headers = { authorization?: string; cookie?: string };
-type Item = { event: string; at: string; ip: string | null; user_agent: string | null };
 
-/** The activity list as JSON, checked for the exact shape of the answer and of every item. */
-async function itemsOf(service: TestService, headers: Headers): Promise<Item[]> {
-  const result = await answerOf(callerWith(service, headers).auth.listActivity());
-  assert.is(result.status, 200, result.text);
-  assert.equal(Object.keys(result.body).sort(), ['items', 'success']);
-  assert.is(result.body.success, true);
-  assert.ok(Array.isArray(result.body.items));
-  assert.ok(result.body.items.length <= 100, `at most 100 items, got ${result.body.items.length}`);
-  for (const item of result.body.items) assert.equal(Object.keys(item).sort(), ['at', 'event', 'ip', 'user_agent']);
-  return result.body.items;
+/** The activity list, its shape checked (activityItems). */
+async function itemsOf(service: TestService, headers: Headers): Promise<ActivityItem[]> {
+  return activityItems(await answerOf(callerWith(service, headers).auth.listActivity()));
 }
 
 const eventsOf = async (service: TestService, headers: Headers) => (await itemsOf(service, headers)).map((item) => item.event);

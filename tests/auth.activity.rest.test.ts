@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, assertError, bearer, login, loginFrom, nextMail, registerAndVerify } from './helpers/auth.ts';
+import { activityItems, type ActivityItem } from './helpers/accounts.ts';
 import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
 
@@ -10,20 +11,12 @@ import { linkToken } from './helpers/smtp.ts';
 
 const MINUTE = 60_000;
 
-type Item = { event: string; at: string; ip: string | null; user_agent: string | null };
 
 const activity = (service: TestService, headers: Record<string, string>) => request(service.url, 'GET', `${AUTH}/activity`, { headers });
 
-/** The activity list, checked for the exact shape of the answer and of every item. */
-async function itemsOf(service: TestService, headers: Record<string, string>): Promise<Item[]> {
-  const result = await activity(service, headers);
-  assert.is(result.status, 200, result.text);
-  assert.equal(Object.keys(result.body).sort(), ['items', 'success']);
-  assert.is(result.body.success, true);
-  assert.ok(Array.isArray(result.body.items));
-  assert.ok(result.body.items.length <= 100, `at most 100 items, got ${result.body.items.length}`);
-  for (const item of result.body.items) assert.equal(Object.keys(item).sort(), ['at', 'event', 'ip', 'user_agent']);
-  return result.body.items;
+/** The activity list, its shape checked (activityItems). */
+async function itemsOf(service: TestService, headers: Record<string, string>): Promise<ActivityItem[]> {
+  return activityItems(await activity(service, headers));
 }
 
 const now = (service: TestService) => service.clock.now().toISOString();
@@ -55,7 +48,7 @@ test('without credentials, or with an invalid one, it is 401 UNAUTHORIZED', asyn
 test('one account\'s life, step by step: each action is listed once, newest first, at the service clock\'s time, from 127.0.0.1, with the user agent of its own request', async ({ service }) => {
   const email = 'activity.walk@example.com';
   const newEmail = 'activity.walk.moved@example.com';
-  const expected: Item[] = [];
+  const expected: ActivityItem[] = [];
   /** One step: the clock moves a minute, the request goes out with its own user agent, and the event it should record is noted. */
   async function step(event: string | undefined, userAgent: string, method: string, path: string, options: { json?: unknown; headers?: Record<string, string> } = {}): Promise<HttpResult> {
     service.clock.advance(MINUTE);

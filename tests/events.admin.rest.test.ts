@@ -2,18 +2,20 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createGatehouseClient, TRPCClientError } from '../client/src/index.ts';
-import { EVENT_TYPES, emitEvent } from '../server/src/modules/events/index.ts';
-import { AUTH, assertError, bearer, issuePaths, registerAndVerify, type Account } from './helpers/auth.ts';
+import { assertError, bearer, issuePaths, registerAndVerify, type Account } from './helpers/auth.ts';
 import { EventReceiver } from './helpers/event-receiver.ts';
 import { request, startTestApp, testFetch, type HttpResult, type TestService } from './helpers/service.ts';
 import { trpcOver } from './helpers/trpc-http.ts';
 import { eventually } from './helpers/wait.ts';
+import { changeName, deliveredTo, endpointFor } from './helpers/event-endpoints.ts';
 import { callerFor, post, viberHeaders, viberMessage, viberToken } from './helpers/webhook-fixtures.ts';
 
-// Events out for operators (docs/EVENTS.md, contract section 12): every admin route and
-// procedure refused to non-admins, garbage refused with nothing changed, the deliveries list
-// paged, endpoints changed and removed, secrets and URL credentials kept out of logs, the
-// metrics, and the events that profile changes and visitor messages emit, atomically.
+// Events out for operators (docs/EVENTS.md, contract section 12) over REST and tRPC: every admin
+// route and procedure refused to non-admins, garbage refused with nothing changed, the
+// procedures by their tRPC names, secrets and URL credentials kept out of logs, reads recorded
+// over both transports, the metrics, and the event a visitor message emits through its webhook.
+// The rules of the procedures themselves (paging, updates, deletion, the outbox) are called in
+// process in tests/events.admin.caller.test.ts.
 
 const ADMIN = '/api/v1/admin';
 const METRICS_TOKEN = `metrics-${randomBytes(12).toString('hex')}`;
@@ -40,24 +42,6 @@ const adminRaw = (context: Context, method: string, path: string, body: string) 
 
 const fresh = (context: Context, label: string) => registerAndVerify(context.service, `${label}-${randomBytes(3).toString('hex')}@example.com`);
 
-/** A receiver and an endpoint pointing at it (at `url` when given), told the endpoint's secret. */
-async function endpointFor(context: Context, fields: Record<string, unknown> = {}, url?: (receiver: EventReceiver) => string) {
-  const receiver = await EventReceiver.start();
-  const created = await admin(context, 'POST', '/event-endpoints', { url: url ? url(receiver) : receiver.url, ...fields });
-  assert.is(created.status, 201, created.text);
-  receiver.secrets = [created.body.secret];
-  const id = created.body.endpoint.id as string;
-  const close = async () => {
-    const removed = await admin(context, 'DELETE', `/event-endpoints/${id}`);
-    assert.ok(removed.status === 200 || removed.status === 404, removed.text);
-    await receiver.close();
-  };
-  return { receiver, id, secret: created.body.secret as string, endpoint: created.body.endpoint, close };
-}
-
-const deliveredTo = (receiver: EventReceiver, count: number, what = `${count} events delivered`) =>
-  eventually(what, () => (receiver.delivered().length >= count ? receiver.delivered() : undefined));
-
 const ping = async (context: Context, id: string): Promise<string> => {
   const tested = await admin(context, 'POST', `/event-endpoints/${id}/test`);
   assert.is(tested.status, 200, tested.text);
@@ -75,11 +59,6 @@ async function snapshot(service: TestService): Promise<string> {
   const events = await service.deps.db.query(`SELECT id FROM events ORDER BY id`);
   return JSON.stringify({ endpoints, deliveries, events });
 }
-
-const changeName = async (context: Context, who: Account, name: string) => {
-  const changed = await request(context.service.url, 'POST', `${AUTH}/profile`, { json: { name }, headers: bearer(who.token) });
-  assert.is(changed.status, 200, changed.text);
-};
 
 /** Every events admin route, with a given endpoint and delivery id and an acceptable body. */
 const routes = (endpointId: string, deliveryId: string): Array<[string, string, unknown?]> => [
@@ -292,132 +271,6 @@ test('the procedures by their contract names over tRPC: the typed client as admi
   }
 });
 
-test('deliveries are listed newest first, a page at a time to the end, each once; state, type and endpoint_id filter', async (context) => {
-  const person = await fresh(context, 'paged');
-  const good = await endpointFor(context);
-  const failing = await endpointFor(context, { events: ['security.changed'] });
-  failing.receiver.mode = 'fail';
-  try {
-    await changeName(context, person, 'Paged Person');
-    const pings: string[] = [];
-    for (let i = 0; i < 7; i++) pings.push(await ping(context, good.id));
-    const stuck = await ping(context, failing.id);
-    await deliveredTo(good.receiver, 8);
-    await eventually('all eight delivered', async () => (await admin(context, 'GET', `/event-deliveries?endpoint_id=${good.id}&state=delivered`)).body.items.length === 8);
-    await eventually('the failing ping tried', async () => (await deliveryState(context, stuck)).attempts === 1);
-    const [updated] = (await admin(context, 'GET', `/event-deliveries?endpoint_id=${good.id}&type=account.updated`)).body.items;
-    assert.is(updated.type, 'account.updated');
-    const expected = [...pings].reverse().concat(updated.id);
-
-    const pageSizes: number[] = [];
-    const seen: string[] = [];
-    let cursor: string | null = '';
-    while (cursor !== null) {
-      const page: HttpResult = await admin(context, 'GET', `/event-deliveries?endpoint_id=${good.id}&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
-      assert.is(page.status, 200, page.text);
-      pageSizes.push(page.body.items.length);
-      seen.push(...page.body.items.map((item: { id: string }) => item.id));
-      cursor = page.body.next_cursor;
-      assert.ok(pageSizes.length <= 4, 'the paging ends');
-    }
-    assert.equal(pageSizes, [3, 3, 2]);
-    assert.equal(seen, expected, 'every delivery once, newest first');
-
-    const list = async (query: string) => (await admin(context, 'GET', `/event-deliveries?${query}`)).body.items as Array<Record<string, any>>;
-    const [first] = await list(`endpoint_id=${good.id}&limit=1`);
-    assert.equal(Object.keys(first).sort(), ['attempts', 'created_at', 'endpoint_id', 'event_id', 'id', 'last_error', 'last_status', 'next_attempt_at', 'state', 'type']);
-    assert.equal((await list(`endpoint_id=${good.id}&type=ping`)).map((item) => item.id), [...pings].reverse());
-    const typedPage = await admin(context, 'GET', `/event-deliveries?endpoint_id=${good.id}&type=ping&limit=5`);
-    const typedRest = await list(`endpoint_id=${good.id}&type=ping&limit=5&cursor=${typedPage.body.next_cursor}`);
-    assert.equal([...typedPage.body.items, ...typedRest].map((item) => item.id), [...pings].reverse());
-    assert.equal((await list(`endpoint_id=${failing.id}`)).map((item) => item.id), [stuck]);
-    assert.equal((await list(`endpoint_id=${failing.id}&state=delivered`)), []);
-    const pending = await list('state=pending');
-    assert.ok(pending.some((item) => item.id === stuck));
-    assert.ok(pending.every((item) => item.state === 'pending' && item.endpoint_id !== good.id));
-    assert.equal((await list(`type=ping&state=pending&endpoint_id=${failing.id}`)).map((item) => item.id), [stuck]);
-    assert.ok((await list('type=account.updated')).every((item) => item.type === 'account.updated'));
-    assert.equal(await list(`endpoint_id=${randomUUID()}`), []);
-  } finally {
-    await good.close();
-    await failing.close();
-  }
-});
-
-test('PATCH changes url, events (null: all again) and description (null clears); a filtered endpoint receives only its types', async (context) => {
-  const person = await fresh(context, 'patched');
-  const { id, receiver: first, secret, close } = await endpointFor(context, { events: ['account.created'], description: 'first' });
-  const second = await EventReceiver.start();
-  second.secrets = [secret];
-  try {
-    const moved = await admin(context, 'PATCH', `/event-endpoints/${id}`, { url: second.url, events: ['security.changed', 'account.updated'], description: null });
-    assert.is(moved.status, 200, moved.text);
-    assert.equal(Object.keys(moved.body).sort(), ['endpoint', 'success']);
-    assert.is(moved.body.endpoint.url, second.url);
-    assert.equal(moved.body.endpoint.events, ['security.changed', 'account.updated']);
-    assert.is(moved.body.endpoint.description, null);
-    const listed = (await admin(context, 'GET', '/event-endpoints')).body.items.find((item: { id: string }) => item.id === id);
-    assert.equal(listed, moved.body.endpoint);
-
-    const all = await admin(context, 'PATCH', `/event-endpoints/${id}`, { events: null, description: '  billing team  ' });
-    assert.equal(all.body.endpoint.events, [...EVENT_TYPES]);
-    assert.is(all.body.endpoint.description, 'billing team');
-    assert.is(all.body.endpoint.url, second.url, 'what was not given stays');
-    assert.equal((await admin(context, 'PATCH', `/event-endpoints/${id}`, {})).body.endpoint, all.body.endpoint);
-
-    const filtered = await admin(context, 'PATCH', `/event-endpoints/${id}`, { events: ['security.changed'] });
-    assert.equal(filtered.body.endpoint.events, ['security.changed']);
-    await changeName(context, person, 'Not Sent Anywhere');
-    const rotated = await request(context.service.url, 'POST', `${AUTH}/api-key/rotate`, { json: {}, headers: bearer(person.token) });
-    assert.is(rotated.status, 200, rotated.text);
-    const [event] = await deliveredTo(second, 1, 'the security change');
-    assert.equal(event.type, 'security.changed');
-    assert.equal(event.data, { account_id: person.user.id, what: 'api_key' });
-    // Deliveries are made when the event is: the account.updated got none here.
-    const types = await context.service.deps.db.query<{ type: string }>('SELECT type FROM event_deliveries WHERE endpoint_id = $1', [id]);
-    assert.equal(types.map((row) => row.type), ['security.changed']);
-    assert.is(second.received.length, 1);
-    assert.is(first.received.length, 0, 'nothing to the old URL');
-  } finally {
-    await close();
-    await second.close();
-  }
-});
-
-test('DELETE removes the endpoint and its deliveries; a later event is not delivered there', async (context) => {
-  const { service } = context;
-  const person = await fresh(context, 'deleted');
-  const doomed = await endpointFor(context, { events: ['account.updated'] });
-  const witness = await endpointFor(context, { events: ['account.updated'] });
-  try {
-    const pinged = await ping(context, doomed.id);
-    await changeName(context, person, 'Before Deletion');
-    await deliveredTo(doomed.receiver, 2);
-    await deliveredTo(witness.receiver, 1);
-    const removed = await admin(context, 'DELETE', `/event-endpoints/${doomed.id}`);
-    assert.is(removed.status, 200, removed.text);
-    assert.equal(removed.body, { success: true });
-    assert.not.ok((await admin(context, 'GET', '/event-endpoints')).body.items.some((item: { id: string }) => item.id === doomed.id));
-    const [rows] = await service.deps.db.query<{ count: string }>('SELECT count(*) FROM event_deliveries WHERE endpoint_id = $1', [doomed.id]);
-    assert.is(Number(rows.count), 0);
-    assertError(await admin(context, 'GET', `/event-deliveries/${pinged}`), 404, 'NOT_FOUND');
-    assert.equal((await admin(context, 'GET', `/event-deliveries?endpoint_id=${doomed.id}`)).body.items, []);
-    assertError(await admin(context, 'DELETE', `/event-endpoints/${doomed.id}`), 404, 'NOT_FOUND');
-    assertError(await admin(context, 'PATCH', `/event-endpoints/${doomed.id}`, { enabled: true }), 404, 'NOT_FOUND');
-    assertError(await admin(context, 'POST', `/event-endpoints/${doomed.id}/test`), 404, 'NOT_FOUND');
-
-    await changeName(context, person, 'After Deletion');
-    const [, later] = await deliveredTo(witness.receiver, 2, 'the later event, at the witness');
-    assert.is(later.data.account.name, 'After Deletion');
-    assert.is(doomed.receiver.received.length, 2, 'nothing more to the deleted endpoint');
-    const [after] = await service.deps.db.query<{ count: string }>('SELECT count(*) FROM event_deliveries WHERE endpoint_id = $1', [doomed.id]);
-    assert.is(Number(after.count), 0);
-  } finally {
-    await doomed.close();
-    await witness.close();
-  }
-});
-
 test('secrets never reach the logs or an error; a URL with credentials is refused; the query is sent but never logged or recorded', async (context) => {
   const { service } = context;
   const person = await fresh(context, 'credentials');
@@ -449,7 +302,7 @@ test('secrets never reach the logs or an error; a URL with credentials is refuse
     assert.is(await snapshot(service), before);
 
     await ping(context, withQuery.id);
-    await changeName(context, person, 'Queried Receiver');
+    await changeName(context.service, person, 'Queried Receiver');
     const got = await deliveredTo(withQuery.receiver, 2, 'the ping and the change, at the URL with a query');
     assert.equal(got.map((event) => event.type).sort(), ['account.updated', 'ping']);
     for (const seen of withQuery.receiver.received) {
@@ -583,89 +436,6 @@ test('a visitor message is message.received; the same message again, or replayed
     assert.is(Number(events.count), 2);
   } finally {
     await close();
-  }
-});
-
-test('a profile name change is account.updated naming name; the same name again emits nothing', async (context) => {
-  const person = await fresh(context, 'renamed');
-  const { receiver, close } = await endpointFor(context, { events: ['account.updated'] });
-  try {
-    await changeName(context, person, 'Grace Hopper');
-    const [renamed] = await deliveredTo(receiver, 1, 'the rename');
-    assert.equal(renamed.data.changed, ['name']);
-    assert.is(renamed.data.account.id, person.user.id);
-    assert.is(renamed.data.account.name, 'Grace Hopper');
-    assert.not.ok('api_key' in renamed.data.account);
-    await changeName(context, person, 'Grace Hopper');
-    await changeName(context, person, 'Rear Admiral Hopper');
-    const got = await deliveredTo(receiver, 2, 'the second rename');
-    assert.equal(got.map((event) => event.data.account.name), ['Grace Hopper', 'Rear Admiral Hopper'], 'the same name again was no event');
-    const [events] = await context.service.deps.db.query<{ count: string }>(`SELECT count(*) FROM events WHERE type = 'account.updated' AND account_id = $1`, [person.user.id]);
-    assert.is(Number(events.count), 2);
-  } finally {
-    await close();
-  }
-});
-
-test('the outbox is atomic: an event emitted in a transaction that fails leaves no event and no delivery', async (context) => {
-  const { service } = context;
-  const { receiver, close } = await endpointFor(context, { events: ['account.deleted'] });
-  const accountId = 900_000 + Number.parseInt(randomBytes(2).toString('hex'), 16);
-  const countsFor = async () => {
-    const [row] = await service.deps.db.query<{ events: string; deliveries: string }>(
-      `SELECT (SELECT count(*) FROM events WHERE account_id = $1) AS events, (SELECT count(*) FROM event_deliveries WHERE account_id = $1) AS deliveries`,
-      [accountId],
-    );
-    return { events: Number(row.events), deliveries: Number(row.deliveries) };
-  };
-  try {
-    let inside: unknown;
-    const failed = await service.deps.db
-      .transaction(async (tx) => {
-        await emitEvent(tx, service.clock, { type: 'account.deleted', data: { account_id: accountId } });
-        inside = await tx.query('SELECT count(*)::int AS count FROM event_deliveries WHERE account_id = $1', [accountId]);
-        throw new Error('the change failed after its event');
-      })
-      .catch((error: Error) => error.message);
-    assert.is(failed, 'the change failed after its event');
-    assert.equal(inside, [{ count: 1 }], 'the delivery was written inside the transaction');
-    assert.equal(await countsFor(), { events: 0, deliveries: 0 });
-
-    await service.deps.db.transaction((tx) => emitEvent(tx, service.clock, { type: 'account.deleted', data: { account_id: accountId } }));
-    assert.equal(await countsFor(), { events: 1, deliveries: 1 });
-    const [event] = await deliveredTo(receiver, 1, 'the committed event');
-    assert.equal(event.data, { account_id: accountId });
-    assert.is(receiver.received.length, 1, 'only the committed one was sent');
-  } finally {
-    await close();
-  }
-});
-
-test("an account's event takes the account's ordering lock only while an enabled endpoint wants its type", async (context) => {
-  const { service } = context;
-  const accountId = 900_000 + Number.parseInt(randomBytes(2).toString('hex'), 16);
-  // The lock is a transaction-level advisory lock: seen in pg_locks from inside the transaction that emitted.
-  const locksAfterEmitting = () =>
-    service.deps.db.transaction(async (tx) => {
-      await emitEvent(tx, service.clock, { type: 'account.deleted', data: { account_id: accountId } });
-      const [row] = await tx.query<{ count: number }>(`SELECT count(*)::int AS count FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()`);
-      return row.count;
-    });
-  assert.is(await locksAfterEmitting(), 0, 'no endpoint: nothing to order, no lock');
-  const other = await endpointFor(context, { events: ['account.updated'] });
-  try {
-    assert.is(await locksAfterEmitting(), 0, 'an endpoint for other types only: no lock');
-    const wanting = await endpointFor(context, { events: ['account.deleted'] });
-    try {
-      assert.is(await locksAfterEmitting(), 1, 'an endpoint wants it: the lock is held to the commit');
-      const disabled = await admin(context, 'PATCH', `/event-endpoints/${wanting.id}`, { enabled: false });
-      assert.is(disabled.status, 200, disabled.text);
-      assert.is(await locksAfterEmitting(), 0, 'that endpoint disabled: its deliveries are skipped, no lock');
-    } finally {
-      await wanting.close();
-    }
-  } finally {
-    await other.close();
   }
 });
 

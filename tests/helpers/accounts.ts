@@ -1,7 +1,7 @@
 import * as assert from 'uvu/assert';
 import { nextMail, type Account } from './auth.ts';
 import { callerOf } from './caller.ts';
-import type { TestService } from './service.ts';
+import type { HttpResult, TestService } from './service.ts';
 import { linkToken } from './smtp.ts';
 
 // An account as the database holds it, for the suites that check what a change wrote (the
@@ -45,4 +45,18 @@ export async function resetToken(service: TestService, email: string, ip?: strin
   const answer = await callerOf(service, {}, ip ? { ip } : {}).auth.forgotPassword({ email });
   assert.is(answer.success, true);
   return linkToken(await nextMail(service, email, seen, RESET_LINK), '/reset-password');
+}
+
+/** One line of an account's activity as auth.listActivity answers it. */
+export type ActivityItem = { event: string; at: string; ip: string | null; user_agent: string | null };
+
+/** The items of an activity answer (over REST, or a call's answerOf), checked for the exact shape of the answer and of every item. */
+export function activityItems(result: HttpResult): ActivityItem[] {
+  assert.is(result.status, 200, result.text);
+  assert.equal(Object.keys(result.body).sort(), ['items', 'success']);
+  assert.is(result.body.success, true);
+  assert.ok(Array.isArray(result.body.items));
+  assert.ok(result.body.items.length <= 100, `at most 100 items, got ${result.body.items.length}`);
+  for (const item of result.body.items) assert.equal(Object.keys(item).sort(), ['at', 'event', 'ip', 'user_agent']);
+  return result.body.items;
 }
