@@ -225,3 +225,14 @@ export function viberToken(n: number): string {
 export function post(service: Pick<TestService, 'url'>, path: string, body: string | Buffer, headers: Record<string, string>): Promise<HttpResult> {
   return request(service.url, 'POST', path, { body, headers });
 }
+
+/** An inbox row as intake writes it, with the state and age a test needs. */
+export async function insertDelivery(service: Pick<TestService, 'deps' | 'clock'>, row: { provider: string; scope?: string; payload: string; state: string; ageMs?: number; externalId?: string }): Promise<string> {
+  const id = randomUUID();
+  await service.deps.db.query(
+    `INSERT INTO webhook_inbox (id, provider, scope, external_id, payload, received_at, state, enqueued_at, processed_at)
+     VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $7::text, $6::timestamptz, CASE WHEN $7::text = 'received' THEN NULL ELSE $6::timestamptz END)`,
+    [id, row.provider, row.scope ?? '', row.externalId ?? randomUUID(), Buffer.from(row.payload), new Date(service.clock.now().getTime() - (row.ageMs ?? 0)), row.state],
+  );
+  return id;
+}
