@@ -1,18 +1,15 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { recordEvent } from '../server/src/modules/activity/index.ts';
 import { assertError, bearer, issuePaths, registerAdmin, registerAndVerify, type Account } from './helpers/auth.ts';
 import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 import { data, trpcOver } from './helpers/trpc-http.ts';
+import { BULK, at, recordBulk } from './helpers/audit-bulk.ts';
 
 // The activity export for auditors (docs/API.md, Operator API): GET /api/v1/admin/audit as an
 // NDJSON stream, admin.auditExport a page at a time over tRPC, both recorded as an admin action.
+// The rules of the paged export's cursor are called in process in tests/admin.audit.caller.test.ts.
 
 const AUDIT = '/api/v1/admin/audit';
-const BULK = 2_500;
-// The bulk events are dated a second apart from here, far from anything the other accounts did.
-const T0 = Date.parse('2024-01-01T00:00:00Z');
-const at = (second: number) => new Date(T0 + second * 1000).toISOString();
 const LINE_KEYS = ['account_id', 'at', 'data', 'event', 'id', 'ip', 'user_agent'];
 
 type Context = { service: TestService; admin: Account; user: Account; bulk: Account };
@@ -23,13 +20,7 @@ test.before(async (context) => {
   context.admin = await registerAdmin(context.service, 'auditor@example.com');
   context.user = await registerAndVerify(context.service, 'audited.user@example.com');
   context.bulk = await registerAndVerify(context.service, 'busy.account@example.com');
-  // More events than one page (1000 a statement) holds, numbered in the order they are written.
-  const request = { ip: '198.51.100.9', requestId: 'bulk', userAgent: 'bulk-writer' };
-  await context.service.deps.db.transaction(async (tx) => {
-    for (let n = 0; n < BULK; n += 1) {
-      await recordEvent(tx, { now: () => new Date(at(n)) }, 'login.succeeded', { accountId: context.bulk.user.id }, request, { n });
-    }
-  });
+  await recordBulk(context.service, context.bulk);
 });
 test.after(async ({ service }) => {
   await service?.close();
@@ -178,86 +169,7 @@ test('tRPC admin.auditExport: the same events a page of 1000 at a time, next_cur
   assert.equal(invalid.body.error.data.issues.map((issue: { path: string }) => issue.path), ['since']);
 });
 
-/** The admin.audit_exported lines of `accountId`, with their ids. */
-async function exportRecords(service: TestService, accountId: number) {
-  return service.deps.db.query<{ id: string; data: any }>(`SELECT id::text AS id, data FROM audit_events WHERE event = 'admin.audit_exported' AND account_id = $1 ORDER BY id`, [accountId]);
-}
 
-/** A refusal over tRPC naming `cursor` alone. */
-function refusedCursor(answer: HttpResult, what: string): string {
-  assert.is(answer.status, 400, `${what}: ${answer.text.slice(0, 300)}`);
-  assert.is(answer.body.error.data.appCode, 'VALIDATION_FAILED', what);
-  assert.equal(answer.body.error.data.issues.map((issue: { path: string }) => issue.path), ['cursor'], what);
-  assert.not.ok('result' in answer.body, `${what}: no page`);
-  return answer.body.error.data.issues[0].message;
-}
-
-test('tRPC admin.auditExport: a cursor it did not give out, or given with other filters, is 400 naming cursor; nothing is read or recorded', async ({ service, admin, bulk }) => {
-  const trpc = trpcOver(service);
-  const filter = { account_id: bulk.user.id };
-  const first = await trpc.query(admin, 'admin.auditExport', filter);
-  assert.is(first.status, 200, first.text.slice(0, 300));
-  const cursor = data(first).next_cursor as string;
-  assert.type(cursor, 'string');
-  const before = await exportRecords(service, admin.user.id);
-
-  // What the finding did: a cursor made up by the caller read the whole log, recorded nowhere.
-  const madeUp = ['0', '1', '1000', '9223372036854775807', data(first).items[999].id];
-  const tampered = [`${cursor.slice(0, -2)}${cursor.endsWith('AA') ? 'BB' : 'AA'}`, cursor.split('.').slice(0, 4).join('.'), Buffer.from(JSON.stringify({ after: '0' })).toString('base64url')];
-  for (const made of [...madeUp, ...tampered]) {
-    assert.match(refusedCursor(await trpc.query(admin, 'admin.auditExport', { ...filter, cursor: made }), made), /next_cursor this export gave out/);
-  }
-  // Another filter, or none, under a real cursor: the cursor names its export's filters.
-  const others = [{}, { account_id: admin.user.id }, { ...filter, since: at(0) }, { ...filter, until: at(10) }];
-  for (const other of others) {
-    assert.match(refusedCursor(await trpc.query(admin, 'admin.auditExport', { ...other, cursor }), JSON.stringify(other)), /other filters/);
-  }
-  // Another admin cannot read on under this admin's record.
-  const second = await registerAdmin(service, `second-auditor-${Date.now()}@example.com`);
-  refusedCursor(await trpc.query(second, 'admin.auditExport', { ...filter, cursor }), 'another admin');
-  // Garbage in the cursor's place: a 4xx naming it, never a 5xx.
-  const garbage: unknown[] = ['', ' ', 'a'.repeat(1001), 'abc\u0000def', 'abc\ndef', '💥', '../../etc/passwd', "1' OR '1'='1", 42, -1, 1.5, null, true, [cursor], { cursor }];
-  for (const value of garbage) {
-    const answer = await trpc.query(admin, 'admin.auditExport', { ...filter, cursor: value });
-    assert.ok(answer.status >= 400 && answer.status < 500, `${JSON.stringify(value)}: ${answer.status}`);
-    assert.equal(answer.body.error.data.issues?.map((issue: { path: string }) => issue.path), ['cursor'], JSON.stringify(value));
-  }
-  assert.equal(await exportRecords(service, admin.user.id), before, 'nothing recorded by a refused page');
-  assert.equal(await exportRecords(service, second.user.id), []);
-
-  // The real cursor still reads on, for its admin and its filters.
-  const next = await trpc.query(admin, 'admin.auditExport', { ...filter, cursor });
-  assert.is(next.status, 200, next.text.slice(0, 300));
-  assert.ok(BigInt(data(next).items[0].id) > BigInt(data(first).items[999].id), 'the next page starts after the first');
-});
-
-test("tRPC admin.auditExport: each next_cursor names the export's record and its filters, and runs out after an hour", async ({ service, admin, bulk }) => {
-  const trpc = trpcOver(service);
-  const filter = { account_id: bulk.user.id, since: at(0) };
-  const before = (await exportRecords(service, admin.user.id)).length;
-  const first = await trpc.query(admin, 'admin.auditExport', filter);
-  const records = await exportRecords(service, admin.user.id);
-  assert.is(records.length, before + 1, 'the first page records the export');
-  const record = records[records.length - 1];
-  assert.equal(record.data, { filter: { since: at(0), until: null, account_id: bulk.user.id } });
-  const open = (cursor: string) => JSON.parse(service.deps.secretBox.open(cursor, { column: 'audit_export_cursor', row: admin.user.id }));
-  const sealed = data(first).next_cursor as string;
-  assert.not.ok(sealed.includes(data(first).items[999].id), 'the position is not readable in the cursor');
-  const cursor = open(sealed);
-  assert.is(cursor.export, record.id, "the cursor names the export's record");
-  assert.equal(cursor.filter, { since: at(0), until: null, account_id: bulk.user.id });
-  const second = await trpc.query(admin, 'admin.auditExport', { ...filter, cursor: sealed });
-  assert.is(second.status, 200, second.text.slice(0, 300));
-  assert.is(open(data(second).next_cursor).export, record.id, 'every page under the same record');
-  assert.is((await exportRecords(service, admin.user.id)).length, before + 1, 'and no page records another');
-
-  service.clock.advance(61 * 60 * 1000);
-  try {
-    assert.match(refusedCursor(await trpc.query(admin, 'admin.auditExport', { ...filter, cursor: data(second).next_cursor }), 'expired'), /expired/);
-  } finally {
-    service.clock.advance(-61 * 60 * 1000);
-  }
-});
 
 test('the route is in the OpenAPI document: NDJSON success, the one error body, admin security', async ({ service }) => {
   const document = (await request(service.url, 'GET', '/api/v1/openapi.json')).body;
