@@ -60,3 +60,12 @@ export function activityItems(result: HttpResult): ActivityItem[] {
   for (const item of result.body.items) assert.equal(Object.keys(item).sort(), ['at', 'event', 'ip', 'user_agent']);
   return result.body.items;
 }
+
+/**
+ * An intruder with `owner`'s phished password, on a session of its own, asks to move the account
+ * to its address `to`; returns the token of the link mailed there.
+ */
+export async function intruderAsksForChange(service: TestService, owner: Account, to: string): Promise<string> {
+  const { token } = await callerOf(service).auth.login({ email: owner.email, password: owner.password });
+  return changeToken(service, { ...owner, token }, to);
+}
