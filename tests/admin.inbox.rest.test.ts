@@ -77,4 +77,22 @@ test("the list's query string: each value read as its type, and one that is not 
   await service.deps.db.query(`DELETE FROM webhook_inbox WHERE provider = 'messengerone'`);
 });
 
+test('each inbox route answers over REST as its procedure does: stats, one delivery, a replay, a bulk replay', async ({ service, admin }) => {
+  const id = await insertDelivery(service, { provider: 'operator', payload: '{"update_id":3}', state: 'ignored' });
+  const stats = await get(service, '/inbox/stats', admin.token);
+  assert.is(stats.status, 200, stats.text);
+  assert.ok(stats.body.providers.some((provider: { provider: string; ignored: number }) => provider.provider === 'operator' && Number(provider.ignored) >= 1));
+  const shown = await get(service, `/inbox/${id}`, admin.token);
+  assert.is(shown.status, 200, shown.text);
+  assert.equal([shown.body.delivery.id, shown.body.delivery.payload], [id, '{"update_id":3}']);
+  const post = (path: string, json: unknown) => request(service.url, 'POST', `${ADMIN}${path}`, { json, headers: bearer(admin.token) });
+  const replayed = await post(`/inbox/${id}/replay`, {});
+  assert.is(replayed.status, 200, replayed.text);
+  assert.equal(replayed.body, { success: true });
+  const bulk = await post('/inbox/replay', { provider: 'billing', since: new Date(service.clock.now().getTime() + 60_000).toISOString() });
+  assert.is(bulk.status, 200, bulk.text);
+  assert.equal(bulk.body, { success: true, replayed: 0 });
+  assertError(await get(service, `/inbox/${randomUUID()}`, admin.token), 404, 'NOT_FOUND');
+});
+
 test.run();

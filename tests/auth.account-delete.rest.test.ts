@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, assertError, bearer, me } from './helpers/auth.ts';
-import { accountWithSite, auditRows, owned } from './helpers/account-deletion.ts';
+import { NOTHING_LEFT, accountWithSite, auditRows, owned } from './helpers/account-deletion.ts';
 import { request, startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 
 // POST /api/v1/auth/account/delete (docs/API.md, Account lifecycle) over REST: what HTTP adds to the
@@ -60,6 +60,16 @@ test('a missing or malformed body is 400 VALIDATION_FAILED (naming password when
   assertError(garbage, 400, 'INVALID_JSON');
   assert.equal(await owned(service, account.user.id, siteIds, channelIds), before);
   assert.is((await me(service, bearer(account.token))).status, 200);
+});
+
+test('with the password over REST: 200 {success: true}; the account, its site and channel are gone, and its JWT answers 401', async ({ service }) => {
+  const { account, siteIds, channelIds } = await accountWithSite(service, 'delete.over.rest@example.com');
+  const deleted = await deleteAccount(service, bearer(account.token), { password: PASSWORD });
+  assert.is(deleted.status, 200, deleted.text);
+  assert.equal(deleted.body, { success: true });
+  assert.equal(await owned(service, account.user.id, siteIds, channelIds), NOTHING_LEFT);
+  assertError(await me(service, bearer(account.token)), 401, 'UNAUTHORIZED');
+  assert.is((await auditRows(service, 'account.deleted', account.user.id)).length, 1);
 });
 
 test.run();

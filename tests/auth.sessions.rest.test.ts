@@ -30,7 +30,7 @@ const revokeAll = (service: TestService, credential: string, body: unknown = {})
 
 const sessionIdOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()).sid as string;
 
-test('over REST: each route wants a credential (401), the list is no-store, an id the path cannot carry is 400, and revoke-all takes no body', async ({ service }) => {
+test('over REST: each route wants a credential (401), the list is no-store, an id in the path revokes or, when it cannot be one, is 400, and revoke-all takes no body', async ({ service }) => {
   const account = await registerAndVerify(service, 'sessions.rest@example.com');
   for (const [method, path] of [['GET', 'sessions'], ['DELETE', `sessions/${sessionIdOf(account.token)}`], ['POST', 'sessions/revoke-all']] as const) {
     const refused = await request(service.url, method, `${AUTH}/${path}`);
@@ -49,6 +49,11 @@ test('over REST: each route wants a credential (401), the list is no-store, an i
   ]);
 
   for (const id of ['a'.repeat(101), 'x%00y']) assertError(await revoke(service, account.token, id), 400, 'VALIDATION_FAILED');
+  const third = (await login(service, account.email, account.password)).body.token;
+  const revoked = await revoke(service, account.token, sessionIdOf(third));
+  assert.is(revoked.status, 200, revoked.text);
+  assert.equal(revoked.body, { success: true });
+  assertError(await me(service, bearer(third)), 401, 'UNAUTHORIZED');
   const bare = await request(service.url, 'POST', `${AUTH}/sessions/revoke-all`, { headers: bearer(account.token) });
   assert.is(bare.status, 200, bare.text);
   assert.equal(bare.body, { success: true, revoked: 1 }, 'no body: the calling session is kept');

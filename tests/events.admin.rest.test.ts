@@ -271,6 +271,25 @@ test('the procedures by their contract names over tRPC: the typed client as admi
   }
 });
 
+test('an endpoint changed and removed over REST: PATCH answers the endpoint as it now is, DELETE {success: true}, then 404', async (context) => {
+  const { id, close } = await endpointFor(context, { events: ['account.created'], description: 'before' });
+  try {
+    const patched = await admin(context, 'PATCH', `/event-endpoints/${id}`, { events: ['account.updated'], description: null });
+    assert.is(patched.status, 200, patched.text);
+    assert.equal(Object.keys(patched.body).sort(), ['endpoint', 'success']);
+    assert.equal([patched.body.endpoint.id, patched.body.endpoint.events, patched.body.endpoint.description], [id, ['account.updated'], null]);
+    const listed = (await admin(context, 'GET', '/event-endpoints')).body.items.find((item: { id: string }) => item.id === id);
+    assert.equal(listed, patched.body.endpoint);
+
+    const removed = await admin(context, 'DELETE', `/event-endpoints/${id}`);
+    assert.is(removed.status, 200, removed.text);
+    assert.equal(removed.body, { success: true });
+    assertError(await admin(context, 'DELETE', `/event-endpoints/${id}`), 404, 'NOT_FOUND');
+  } finally {
+    await close();
+  }
+});
+
 test('secrets never reach the logs or an error; a URL with credentials is refused; the query is sent but never logged or recorded', async (context) => {
   const { service } = context;
   const person = await fresh(context, 'credentials');
