@@ -4,8 +4,9 @@ import { callerOf } from './caller.ts';
 import type { HttpResult, TestService } from './service.ts';
 import { linkToken } from './smtp.ts';
 
-// An account as the database holds it, for the suites that check what a change wrote (the
-// profile, the address), and the e-mail change's mailed link, which both of its suites start from.
+// An account as the database holds it and as its owner sees it, for the suites that check what a
+// change wrote (the profile, the address, the activity), and the mailed links (an e-mail change,
+// a reset) that the suites of each change and of a takeover start from.
 
 /** What is stored of the profile, and when the row last changed. */
 export async function storedProfile(service: TestService, account: Account) {
@@ -27,6 +28,7 @@ export async function emailOf(service: TestService, accountId: number): Promise<
   return row?.email;
 }
 
+/** An e-mail change's confirmation link in a mail's text. */
 export const CONFIRM_LINK = /\/confirm-email\?token=/;
 
 /** Asks (auth.changeEmail) to move `account` to `newEmail` and returns the token of the link mailed there. */
@@ -37,6 +39,7 @@ export async function changeToken(service: TestService, account: Account, newEma
   return linkToken(await nextMail(service, newEmail, seen, CONFIRM_LINK), '/confirm-email');
 }
 
+/** A reset link in a mail's text. */
 export const RESET_LINK = /\/reset-password\?token=/;
 
 /** Asks (auth.forgotPassword, from `ip` when given) for a reset link to `email` and returns the token the mail carries. */
