@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runHousekeeping } from '../server/src/roles/housekeeping.ts';
-import { assertError, issuePaths, registerAdmin, registerAndVerify, type Account } from './helpers/auth.ts';
+import { assertError, issuePaths, registerAndVerify, type Account, startWithAdmin, type WithAdmin } from './helpers/auth.ts';
 import { answerOf, callerOf } from './helpers/caller.ts';
-import { startTestApp, type TestService } from './helpers/service.ts';
+import type { TestService } from './helpers/service.ts';
 import { callerFor, insertDelivery, paddleEvent, paddleHeaders, post, unixNow, viberHeaders, viberMessage, viberToken } from './helpers/webhook-fixtures.ts';
 import { eventually } from './helpers/wait.ts';
 
@@ -17,13 +17,10 @@ import { eventually } from './helpers/wait.ts';
 const BILLING_SECRET = 'pdl_ntfset_admin_tests_secret_0123';
 const DAY = 24 * 3600_000;
 
-type Context = { service: TestService; admin: Account; user: Account };
-const test = suite<Context>('admin.* on the webhook inbox: stats, lists, one delivery, replays, retention');
+const test = suite<WithAdmin>('admin.* on the webhook inbox: stats, lists, one delivery, replays, retention');
 
 test.before(async (context) => {
-  context.service = await startTestApp({ BILLING_WEBHOOK_SECRET: BILLING_SECRET, BILLING_PLANS: 'pri_pro=pro,pri_team=team', INBOX_RETENTION_DAYS: '30' });
-  context.admin = await registerAdmin(context.service, 'operator@example.com');
-  context.user = await registerAndVerify(context.service, 'just.a.user@example.com');
+  Object.assign(context, await startWithAdmin({ BILLING_WEBHOOK_SECRET: BILLING_SECRET, BILLING_PLANS: 'pri_pro=pro,pri_team=team', INBOX_RETENTION_DAYS: '30' }));
 });
 test.after(async ({ service }) => {
   await service?.close();

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createGatehouseClient } from '../client/src/index.ts';
-import { assertError, bearer, issuePaths, registerAdmin, registerAndVerify, type Account } from './helpers/auth.ts';
-import { request, startTestApp, testFetch, type TestService } from './helpers/service.ts';
+import { assertError, bearer, issuePaths, startWithAdmin, type WithAdmin } from './helpers/auth.ts';
+import { request, testFetch, type TestService } from './helpers/service.ts';
 import { insertDelivery } from './helpers/webhook-fixtures.ts';
 
 // The operator's webhook inbox over REST and tRPC (docs/API.md, Operator API): what HTTP adds to the
@@ -12,13 +12,10 @@ import { insertDelivery } from './helpers/webhook-fixtures.ts';
 
 const ADMIN = '/api/v1/admin';
 
-type Context = { service: TestService; admin: Account; user: Account };
-const test = suite<Context>('REST admin: the webhook inbox, for administrators');
+const test = suite<WithAdmin>('REST admin: the webhook inbox, for administrators');
 
 test.before(async (context) => {
-  context.service = await startTestApp();
-  context.admin = await registerAdmin(context.service, 'operator@example.com');
-  context.user = await registerAndVerify(context.service, 'just.a.user@example.com');
+  Object.assign(context, await startWithAdmin());
 });
 test.after(async ({ service }) => {
   await service?.close();

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as assert from 'uvu/assert';
-import { request, type HttpResult, type TestService } from './service.ts';
+import { request, startTestApp, type HttpResult, type TestService } from './service.ts';
 import { linkToken, type ReceivedMail } from './smtp.ts';
 import { PATIENCE_MS } from './wait.ts';
 
@@ -64,6 +64,20 @@ export async function registerAdmin(service: TestService, email: string): Promis
   const account = await registerAndVerify(service, email);
   await service.deps.db.query(`UPDATE accounts SET role = 'admin' WHERE id = $1`, [account.user.id]);
   return { ...account, user: { ...account.user, role: 'admin' } };
+}
+
+/** A suite of the operator's tools: its service (configured by `env`), an admin, and a plain user. */
+export type WithAdmin = { service: TestService; admin: Account; user: Account };
+
+/** Starts a service with an admin and a plain user in it, as the operator suites do; the service stops again if either sign-up fails. */
+export async function startWithAdmin(env: Record<string, string> = {}): Promise<WithAdmin> {
+  const service = await startTestApp(env);
+  try {
+    return { service, admin: await registerAdmin(service, 'operator@example.com'), user: await registerAndVerify(service, 'just.a.user@example.com') };
+  } catch (error) {
+    await service.close();
+    throw error;
+  }
 }
 
 export const bearer = (value: string) => ({ authorization: `Bearer ${value}` });
