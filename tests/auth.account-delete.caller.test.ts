@@ -32,6 +32,7 @@ import {
 const BILLING_SECRET = `pdl_ntfset_${randomBytes(16).toString('hex')}`;
 const OPERATOR_TOKEN = `7000000011:${randomBytes(18).toString('base64url')}`;
 const OPERATOR_SECRET = `op_${randomBytes(24).toString('base64url')}`;
+
 type Context = { service: TestService; botApi: BotApi };
 const test = suite<Context>('auth.deleteAccount: the account and all it owns go, once, with its password');
 

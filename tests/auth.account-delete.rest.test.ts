@@ -6,7 +6,7 @@ import { request, startTestApp, type HttpResult, type TestService } from './help
 
 // POST /api/v1/auth/account/delete (docs/API.md, Account lifecycle) over REST: what HTTP adds to the
 // rules tested in process in tests/auth.account-delete.caller.test.ts. A request with no
-// credential, and bodies no client sends, remove nothing.
+// credential, and bodies no client sends, remove nothing; one with the password removes it all.
 
 const test = suite<{ service: TestService }>('REST account deletion: POST /api/v1/auth/account/delete');
 
