@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { runHousekeeping } from '../server/src/roles/housekeeping.ts';
-import { assertError, issuePaths, registerAndVerify, type Account, startWithAdmin, type WithAdmin } from './helpers/auth.ts';
+import { assertError, issuePaths, registerAndVerify, startWithAdmin, type Account, type WithAdmin } from './helpers/auth.ts';
 import { answerOf, callerOf } from './helpers/caller.ts';
 import type { TestService } from './helpers/service.ts';
 import { callerFor, insertDelivery, paddleEvent, paddleHeaders, post, unixNow, viberHeaders, viberMessage, viberToken } from './helpers/webhook-fixtures.ts';
