@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
-import { assertError, bearer, issuePaths, nextMail, registerAndVerify, tokenUsed, startWithAdmin, type WithAdmin } from './helpers/auth.ts';
+import { assertError, bearer, issuePaths, nextMail, registerAndVerify, startWithAdmin, tokenUsed, type WithAdmin } from './helpers/auth.ts';
 import { CONFIRM_LINK, intruderAsksForChange, resetToken } from './helpers/accounts.ts';
 import { activityEvents, answerOf, callerOf, loginCall as login, meCall as me } from './helpers/caller.ts';
 import type { TestService } from './helpers/service.ts';
