@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -144,6 +144,27 @@ test('an owner that has died but is not yet reaped (a zombie, as a SIGKILLed ser
     await waitUntilReady(readyz(env), service);
     assert.match(service.output(), TAKEN_OVER);
     assert.not.match(service.output(), WAITING, 'kill(pid, 0) answers for a zombie; its state says it is dead');
+  } finally {
+    await stop(service);
+  }
+});
+
+test('an owner that died long ago: its lock gone stale is taken without waiting, and the log still says its owner is gone', async (context) => {
+  const env = await embeddedEnv(context);
+  // The lock and owner file a SIGKILLed process leaves, untouched for a minute: past the 10 s
+  // that make an unrenewed lock stale, which the lock library takes over by itself.
+  const ended = spawn('true');
+  await new Promise((resolve) => ended.once('exit', resolve));
+  const lockDir = join(env.DATA_DIR, 'gatehouse.lock');
+  mkdirSync(lockDir);
+  writeFileSync(join(env.DATA_DIR, 'gatehouse.lock.owner'), JSON.stringify({ pid: ended.pid, hostname: hostname() }));
+  const minuteAgo = new Date(Date.now() - 60_000);
+  utimesSync(lockDir, minuteAgo, minuteAgo);
+  const service = spawnService(env);
+  try {
+    await waitUntilReady(readyz(env), service);
+    assert.match(service.output(), TAKEN_OVER);
+    assert.not.match(service.output(), WAITING);
   } finally {
     await stop(service);
   }

@@ -28,6 +28,7 @@ const LOCK_STALE_MS = 10_000;
  */
 export const OWNER_EXIT_WAIT_MS = 5_000;
 const OWNER_POLL_MS = 100;
+const TAKEN_OVER = 'DATA_DIR was locked by a process that is gone; taking the lock over';
 
 type LockOwner = { pid: number; hostname: string };
 type Release = () => Promise<void>;
@@ -68,9 +69,16 @@ async function lockDataDir(dataDir: string, logger: Logger): Promise<Release> {
  */
 async function acquire(dataDir: string, lock: () => Promise<Release>, ownerPath: string, logger: Logger): Promise<Release> {
   const deadline = Date.now() + OWNER_EXIT_WAIT_MS;
+  // A release removes the owner file, so one found here is a process's that never released.
+  const leftBehind = readOwner(ownerPath);
   for (let waiting = false; ; waiting = true) {
     const release = await lockUnlessHeld(lock);
-    if (release) return release;
+    if (release) {
+      // Its lock went stale first (unrenewed for LOCK_STALE_MS), and the library took it over
+      // without a word: said as when the lock was still fresh, so a crash is always in the log.
+      if (!waiting && leftBehind && ownerState(leftBehind) === 'gone') logger.warn({ pid: leftBehind.pid }, TAKEN_OVER);
+      return release;
+    }
     const owner = readOwner(ownerPath);
     const state = ownerState(owner);
     if (state === 'gone') return takeOver(dataDir, lock, owner!.pid, logger);
@@ -93,7 +101,7 @@ async function lockUnlessHeld(lock: () => Promise<Release>): Promise<Release | u
 }
 
 async function takeOver(dataDir: string, lock: () => Promise<Release>, pid: number, logger: Logger): Promise<Release> {
-  logger.warn({ pid }, 'DATA_DIR was locked by a process that is gone; taking the lock over');
+  logger.warn({ pid }, TAKEN_OVER);
   rmSync(join(dataDir, 'gatehouse.lock'), { recursive: true, force: true });
   const release = await lockUnlessHeld(lock);
   if (!release) throw new DataDirInUse(dataDir);
