@@ -5,7 +5,7 @@ import { startBotApi, type BotApi } from './helpers/bot-api.ts';
 import { startTestApp, type TestService } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 import { processInboxEntries } from '../server/src/webhooks/inbox/processor.ts';
-import { callerFor, createAccount, keptNotDispatched, post, telegramHeaders, telegramUpdate, withEventEndpoint, type Caller, type TestAccount } from './helpers/webhook-fixtures.ts';
+import { callerFor, createAccount, inboxRows, keptNotDispatched, post, settledDelivery, telegramHeaders, telegramUpdate, withEventEndpoint, type Caller, type TestAccount } from './helpers/webhook-fixtures.ts';
 import { authCacheOf } from '../server/src/modules/sessions/sessions.cache.ts';
 
 // Telegram deliveries: the operator bot (POST /messengerone/webhook) links chats to accounts,
@@ -179,10 +179,8 @@ test('a replayed update_id is answered 200 and has one effect: one message, one 
   assert.is((await visitor(update)).status, 200);
   // Settled: the update's one inbox row processed, and every send it queued done. Nothing
   // is left to store or send a second time.
-  await eventually('the update processed once', async () => {
-    const rows = await service.deps.db.query<{ state: string }>("SELECT state FROM webhook_inbox WHERE provider = 'messengerone' AND external_id = $1", [String(update.update_id)]);
-    return rows.length === 1 && rows[0].state === 'processed' ? rows : undefined;
-  });
+  assert.is((await settledDelivery(service, 'messengerone', String(update.update_id))).state, 'processed');
+  assert.is((await inboxRows(service, 'messengerone', String(update.update_id))).length, 1, 'kept once');
   await sendsSettled(chatId, 'only once please');
   const stored = (await caller.channels.messages({ channelId: channel.channelId })).items.filter((m) => m.text === 'only once please');
   assert.is(stored.length, 1);

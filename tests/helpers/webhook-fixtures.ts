@@ -236,3 +236,15 @@ export async function insertDelivery(service: Pick<TestService, 'deps' | 'clock'
   );
   return id;
 }
+
+/** The inbox rows kept for a delivery, by its provider and external id, in every scope (none until it is kept). */
+export function inboxRows(service: Pick<TestService, 'deps'>, provider: string, externalId: string) {
+  return service.deps.db.query<{ state: string; reason: string | null }>('SELECT state, reason FROM webhook_inbox WHERE provider = $1 AND external_id = $2', [provider, externalId]);
+}
+
+/** Waits until the worker has settled a delivery (kept, and no longer `received`); its row. */
+export const settledDelivery = (service: Pick<TestService, 'deps'>, provider: string, externalId: string) =>
+  eventually(`${provider} delivery ${externalId} settled`, async () => {
+    const [row] = await inboxRows(service, provider, externalId);
+    return row && row.state !== 'received' ? row : undefined;
+  });
