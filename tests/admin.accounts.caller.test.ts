@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { assertError, bearer, issuePaths, nextMail, registerAndVerify, startWithAdmin, tokenUsed, type WithAdmin } from './helpers/auth.ts';
-import { CONFIRM_LINK, intruderAsksForChange, resetToken } from './helpers/accounts.ts';
+import { CONFIRM_LINK, intruderAsksForChange, liveSessions, resetToken } from './helpers/accounts.ts';
 import { activityEvents, answerOf, callerOf, loginCall as login, meCall as me } from './helpers/caller.ts';
 import type { TestService } from './helpers/service.ts';
 
@@ -32,8 +32,6 @@ const resetMfa = (service: TestService, credential: string, input: unknown) => a
 type AuditRow = { event: string; data: Record<string, unknown> | null; ip: string | null };
 const auditOf = (service: TestService, accountId: number) =>
   service.deps.db.query<AuditRow>('SELECT event, data, ip FROM audit_events WHERE account_id = $1 ORDER BY id', [accountId]);
-const liveSessions = async (service: TestService, accountId: number) =>
-  (await service.deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE account_id = $1 AND revoked_at IS NULL', [accountId]))[0].n;
 
 test('findAccount: the account by its address, in any case and spacing, as its user object without the API key, plus mfa', async ({ service, admin }) => {
   const target = await registerAndVerify(service, 'found.me@example.com', { name: 'Found Me', company: 'Lookups Ltd' });

@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, assertError, bearer, issuePaths, login, me, nextMail, registerAndVerify, startWithAdmin, type WithAdmin } from './helpers/auth.ts';
+import { liveSessions } from './helpers/accounts.ts';
 import { request, type TestService } from './helpers/service.ts';
 import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { data, trpcOver } from './helpers/trpc-http.ts';
@@ -29,8 +30,6 @@ const revokeAll = (service: TestService, id: number | string, credential?: strin
 type AuditRow = { event: string; data: Record<string, unknown> | null; ip: string | null };
 const auditOf = (service: TestService, accountId: number) =>
   service.deps.db.query<AuditRow>('SELECT event, data, ip FROM audit_events WHERE account_id = $1 ORDER BY id', [accountId]);
-const liveSessions = async (service: TestService, accountId: number) =>
-  (await service.deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE account_id = $1 AND revoked_at IS NULL', [accountId]))[0].n;
 
 test('both routes are 403 FORBIDDEN for an account that is not an admin, by JWT or API key, over REST and tRPC; 401 without credentials', async ({ service, user, admin }) => {
   const calls = [() => ['GET', `/accounts?email=${encodeURIComponent(admin.email)}`], () => ['POST', `/accounts/${admin.user.id}/revoke-sessions`]];

@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AUTH, PASSWORD, assertError, bearer, login, me, registerAndVerify, registerForToken } from './helpers/auth.ts';
+import { liveSessions } from './helpers/accounts.ts';
 import { request, startTestApp, type TestService } from './helpers/service.ts';
 
 const test = suite<{ service: TestService }>('REST login and logout: POST /api/v1/auth/login, /logout');
@@ -157,11 +158,9 @@ test('logout needs a session: without credentials or with an API key it is 401',
 
 test('sessions are stored server-side and a login creates one', async ({ service }) => {
   const account = await registerAndVerify(service, 'sessions@example.com');
-  const rows = await service.deps.db.query<{ count: string }>('SELECT count(*) FROM sessions WHERE account_id = $1 AND revoked_at IS NULL', [account.user.id]);
-  assert.is(Number(rows[0].count), 1);
+  assert.is(await liveSessions(service, account.user.id), 1);
   await login(service, account.email);
-  const after = await service.deps.db.query<{ count: string }>('SELECT count(*) FROM sessions WHERE account_id = $1 AND revoked_at IS NULL', [account.user.id]);
-  assert.is(Number(after[0].count), 2);
+  assert.is(await liveSessions(service, account.user.id), 2);
 });
 
 test.run();

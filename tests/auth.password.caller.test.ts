@@ -3,7 +3,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Db, Tx } from '../server/src/lib/db.ts';
 import { PASSWORD, assertError, assertTokenStoredHashed, bearer, issuePaths, nextMail, registerAndVerify, registerForToken, tokenUsed, type Account } from './helpers/auth.ts';
-import { RESET_LINK, changeToken, resetToken } from './helpers/accounts.ts';
+import { RESET_LINK, changeToken, liveSessions, resetToken } from './helpers/accounts.ts';
 import { activityEvents as events, answerOf, callerOf, callerWith, loginCall as login, meCall as me, refusal } from './helpers/caller.ts';
 import { startTestApp, type HttpResult, type TestService } from './helpers/service.ts';
 import { linkToken } from './helpers/smtp.ts';
@@ -23,11 +23,6 @@ type Headers = { authorization?: string; cookie?: string };
 const forgot = (service: TestService, email: unknown) => answerOf(callerOf(service).auth.forgotPassword({ email } as never));
 const reset = (service: TestService, token: unknown, password: unknown) => answerOf(callerOf(service).auth.resetPassword({ token, password } as never));
 const change = (service: TestService, headers: Headers, input: unknown) => answerOf(callerWith(service, headers).auth.changePassword(input as never));
-
-async function liveSessions(service: TestService, accountId: number): Promise<number> {
-  const [row] = await service.deps.db.query<{ count: number }>('SELECT count(*)::int AS count FROM sessions WHERE account_id = $1 AND revoked_at IS NULL', [accountId]);
-  return row.count;
-}
 
 async function allSessions(service: TestService, accountId: number): Promise<number> {
   const [row] = await service.deps.db.query<{ count: number }>('SELECT count(*)::int AS count FROM sessions WHERE account_id = $1', [accountId]);

@@ -8,6 +8,12 @@ import { linkToken } from './smtp.ts';
 // change wrote (the profile, the address, the activity), and the mailed links (an e-mail change,
 // a reset) that the suites of each change and of a takeover start from.
 
+/** How many of the account's sessions are live (not revoked; expiry is the clock's business). */
+export async function liveSessions(service: TestService, accountId: number): Promise<number> {
+  const [row] = await service.deps.db.query<{ count: number }>('SELECT count(*)::int AS count FROM sessions WHERE account_id = $1 AND revoked_at IS NULL', [accountId]);
+  return row.count;
+}
+
 /** What is stored of the profile, and when the row last changed. */
 export async function storedProfile(service: TestService, account: Account) {
   const [row] = await service.deps.db.query<{ name: string; company: string | null; updated_at: Date }>('SELECT name, company, updated_at FROM accounts WHERE id = $1', [account.user.id]);
