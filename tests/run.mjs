@@ -3,10 +3,13 @@
 // After each file it checks that the file left nothing behind (helpers/leaks.mjs).
 //
 //   node tests/run.mjs [--database-scope] [<substring of a path>...]
+//
+// GATEHOUSE_TEST_BUILD=<dir> gives the process suites a build made beforehand (.ci/run's
+// dist/) instead of one made for the run.
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cleanUp, describeLeaks, descendants, killAll, settledLeaks, snapshot } from './helpers/leaks.mjs';
 
@@ -99,6 +102,8 @@ async function prepareMigratedTemplate() {
  */
 async function prepareBuild() {
   if (!files.some((file) => file.includes('.process.'))) return undefined;
+  // One its caller made for it (.ci/run builds dist/ before the suite): used as it is, and kept.
+  if (process.env.GATEHOUSE_TEST_BUILD) return { dir: resolvePath(process.env.GATEHOUSE_TEST_BUILD), remove: () => undefined };
   const dir = join(root, '.build', `run-${process.pid}`);
   const child = spawn(process.execPath, ['build.mjs', `--outdir=${dir}`], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
