@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
@@ -168,3 +168,23 @@ leaks('a process, a port and a folder left behind each fail their file by name; 
 });
 
 leaks.run();
+
+// Whole services on a port and child processes stay where the socket or the process is the
+// point (README, Tests): the rest reach the service in process. A file counts when it starts
+// a service on a port (startTestService), spawns anything itself (a tool: knip, promtool,
+// mkfifo), or uses the helpers that start the service's process or Chromium.
+const shape = suite('the suite: a port or a child process in at most 20 files');
+
+const STARTS_A_PORT_OR_PROCESS = [/\bstartTestService\(/, /from 'node:child_process'/, /from '\.\/helpers\/process\.ts'/, /from '\.\/helpers\/browser\.ts'/];
+
+shape('at most 20 test files start a service on a port or a child process', () => {
+  const dir = join(root, 'tests');
+  const files = readdirSync(dir)
+    .filter((name) => name.endsWith('.test.ts'))
+    .filter((name) => STARTS_A_PORT_OR_PROCESS.some((pattern) => pattern.test(readFileSync(join(dir, name), 'utf8'))));
+  assert.ok(files.includes('harness.runner.process.test.ts'), 'the check sees this file, which spawns the runner');
+  assert.ok(files.includes('pages.mfa.browser.test.ts'), 'and a browser file');
+  assert.ok(files.length <= 20, `${files.length} files:\n${files.join('\n')}`);
+});
+
+shape.run();

@@ -5,17 +5,19 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { totpCodeAt } from '../server/src/modules/mfa/mfa.totp.ts';
 import { AUTH, PASSWORD, bearer, registerAndVerify } from './helpers/auth.ts';
-import { launchBrowser, screenshotDir, type TestBrowser } from './helpers/browser.ts';
+import { findChromium, launchBrowser, screenshotDir, type TestBrowser } from './helpers/browser.ts';
 import { freePort, request, startTestService, type TestService } from './helpers/service.ts';
 
-// docs/API.md, Pages: two-factor authentication in a real browser: the authenticator app set
+// First the browser itself, the one from the lockfile: it starts, renders a page, and offers the
+// virtual authenticator the passkey tests need (the runtime every *.browser.test.ts relies on).
+// Then docs/API.md, Pages: two-factor authentication in a real browser: the authenticator app set
 // up from the account page (QR code, recovery codes and their download) and asked for at the
 // next sign-in; passkeys made and used by Chromium's virtual authenticator through the pages'
 // script, to sign in alone and as the second step. The service is reached as localhost: a
 // browser refuses WebAuthn for an IP address.
 
 type Context = { service: TestService; browser: TestBrowser; origin: string };
-const test = suite<Context>('pages in Chromium: authenticator app, recovery codes, passkeys, the second step of a sign-in');
+const test = suite<Context>("pages in Chromium (the lockfile's, with a virtual authenticator): authenticator app, recovery codes, passkeys, the second step of a sign-in");
 
 const SHOTS = screenshotDir('pages-mfa');
 const STEP_MS = 30_000;
@@ -72,6 +74,49 @@ async function virtualAuthenticator(context: BrowserContext, page: Page): Promis
   });
   return { cdp, authenticatorId };
 }
+
+test('the browser: without CHROMIUM_PATH on Linux x64 it is the one @sparticuz/chromium ships, and it renders a page over HTTP', async ({ browser, origin }) => {
+  if (!process.env.CHROMIUM_PATH && process.platform === 'linux' && process.arch === 'x64') {
+    assert.match((await findChromium()).origin, /^@sparticuz\/chromium \d+\.\d+\.\d+$/);
+  }
+  const { context, page } = await browser.newPage();
+  await page.goto(`${origin}/login`);
+  assert.is(await heading(page), 'Sign in');
+  assert.is(await page.evaluate(() => window.isSecureContext), true, 'localhost is a secure context, as WebAuthn needs');
+  await context.close();
+});
+
+test('the browser: a CDP virtual authenticator (CTAP2, internal, resident keys, verified user) lets navigator.credentials.create make a passkey', async ({ browser, origin }) => {
+  const { context, page } = await browser.newPage();
+  await page.goto(`${origin}/login`);
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
+  });
+
+  const created = await page.evaluate(async () => {
+    const credential = (await navigator.credentials.create({
+      publicKey: {
+        rp: { name: 'Gatehouse', id: 'localhost' },
+        user: { id: crypto.getRandomValues(new Uint8Array(16)), name: 'passkey.user@example.com', displayName: 'Passkey User' },
+        challenge: crypto.getRandomValues(new Uint8Array(32)),
+        pubKeyCredParams: [{ type: 'public-key', alg: -7 }],
+        authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+      },
+    })) as PublicKeyCredential;
+    return { type: credential.type, id: credential.id, attachment: credential.authenticatorAttachment };
+  });
+  assert.is(created.type, 'public-key');
+  assert.is(created.attachment, 'platform');
+
+  const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+  assert.is(credentials.length, 1);
+  assert.is(credentials[0].rpId, 'localhost');
+  assert.is(credentials[0].isResidentCredential, true);
+  assert.is(Buffer.from(credentials[0].credentialId, 'base64').toString('base64url'), created.id, 'the page got the credential the authenticator holds');
+  await context.close();
+});
 
 test('the authenticator app: set up from the account page, recovery codes saved, then asked for at the next sign-in', async (context) => {
   const { service, origin } = context;
