@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createEndpoint } from '../server/src/modules/events/events.service.ts';
-import { createDeps, createLogger, loadConfig } from '../server/src/index.ts';
+import { createLogger, loadConfig, openDeps } from '../server/src/index.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { EventReceiver } from './helpers/event-receiver.ts';
 import { spawnService, waitUntilReady } from './helpers/process.ts';
@@ -79,7 +79,7 @@ test.before(async () => {
   env = { ...inherited, ...serviceEnv(port, smtp.url), LOG_LEVEL: 'warn', ...database.env };
   // The endpoint, made by the operators' own service function before the service first runs
   // (the embedded database serves one process at a time).
-  const deps = await createDeps(loadConfig(env), { logger: createLogger('silent') });
+  const deps = await openDeps(loadConfig(env), { logger: createLogger('silent') });
   try {
     const created = await createEndpoint(deps, { accountId: null, request: { ip: '127.0.0.1', requestId: 'test' } }, { url: receiver.url, events: ['account.created', 'security.changed'] });
     receiver.secrets = [created.secret];

@@ -4,7 +4,7 @@ import * as assert from 'uvu/assert';
 import { decodeProtectedHeader } from 'jose';
 import { reencryptSecrets } from '../server/src/admin/admin.service.ts';
 import { loadConfig } from '../server/src/config.ts';
-import { createDeps } from '../server/src/deps.ts';
+import { openDeps } from '../server/src/roles/open-deps.ts';
 import { createSecretBox, keyIdOf } from '../server/src/lib/crypto.ts';
 import { jwtKeyId } from '../server/src/lib/jwt.ts';
 import { createLogger } from '../server/src/lib/logger.ts';
@@ -133,7 +133,7 @@ test('a start whose DATA_KEY opens nothing stored stops with a message naming DA
   const logs = new LogCapture();
   const config = loadConfig({ ...context.service.env, DATA_KEY: randomBytes(32).toString('hex') });
   let refused: unknown;
-  await createDeps(config, { logger: createLogger('info', logs), superviseQueue: false, authCache: false }).then(
+  await openDeps(config, { logger: createLogger('info', logs), superviseQueue: false, authCache: false }).then(
     (deps) => deps.close(),
     (error) => (refused = error),
   );

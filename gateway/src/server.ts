@@ -1,7 +1,7 @@
 import { createServer, STATUS_CODES, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { serveAdminCommands } from '../../server/src/cli/serve.ts';
-import { createDeps, errorBody, startWorker, warnWithoutAutovacuum, type Config, type Deps, type DepsOverrides, type ErrorCode, type Worker } from '../../server/src/index.ts';
+import { errorBody, openDeps, startWorker, warnWithoutAutovacuum, type Config, type Deps, type DepsOverrides, type ErrorCode, type Worker } from '../../server/src/index.ts';
 import { createGateway, type Gateway } from './app.ts';
 import { closeServers, startWorkerHttp } from './worker-health.ts';
 
@@ -52,7 +52,7 @@ export async function startService(
   overrides: DepsOverrides = {},
   options: { listen?: boolean } = {},
 ): Promise<RunningService> {
-  const deps = await createDeps(config, { superviseQueue: role !== 'gateway', authCache: role !== 'worker', ...overrides });
+  const deps = await openDeps(config, { superviseQueue: role !== 'gateway', authCache: role !== 'worker', ...overrides });
   // Said by the service's processes, not by a command of the CLI. The embedded database is
   // for development: its tables never grow large enough to matter.
   if (!deps.db.embedded) await warnWithoutAutovacuum(deps.db, deps.logger);

@@ -15,7 +15,6 @@ import { createSystemResolver, type Resolver } from './lib/resolver.ts';
 import { createSignal, type Signal } from './lib/signal.ts';
 import { QUEUE_POLICIES } from './jobs.ts';
 import { migrate } from './migrations/index.ts';
-import { checkDataKeys } from './secrets/data-key-check.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { createGroupedTtlCache, type GroupedTtlCache } from './lib/ttl-cache.ts';
 import { accountIdOfNotice, createAccountNotices, type AccountNotices } from './lib/account-notices.ts';
@@ -95,7 +94,6 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   try {
     const secretBox = createSecretBox(config.dataKeys);
     await migrate(db, logger, { secretBox, dataKeys: config.dataKeys });
-    await checkDataKeys(db, secretBox, clock, logger);
     const queue = await startQueue({ db, logger, supervise: overrides.superviseQueue ?? true, queues: QUEUE_POLICIES });
     const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
     // Leave one core to the event loop: argon2 on every core starves request handling.

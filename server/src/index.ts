@@ -5,8 +5,9 @@
 // Settings: read and checked once, from the environment.
 export { loadConfig, type Config } from './config.ts';
 
-// Dependencies: the one place that makes connections, and what it hands down.
-export { createDeps, type Deps, type DepsOverrides } from './deps.ts';
+// Dependencies: the one place that makes connections (opened once DATA_KEY is known to fit), and what it hands down.
+export { type Deps, type DepsOverrides } from './deps.ts';
+export { openDeps } from './roles/open-deps.ts';
 
 // Procedures: the one app router, called over HTTP by the gateway and in process by the pages and the bench.
 export { appRouter, createCaller, type AppRouter } from './router.ts';

@@ -18,7 +18,7 @@ async function statusOf(applied: Map<string, Date>): Promise<MigrationStatus[]> 
 }
 
 async function status(options: { json?: boolean }): Promise<void> {
-  // Only reads: createDeps would apply pending migrations, which is what this command reports on.
+  // Only reads: openDeps would apply pending migrations, which is what this command reports on.
   const { appliedMigrations } = await import('../index.ts');
   const migrations = await statusOf(await withDatabase(appliedMigrations));
   const pending = migrations.filter((migration) => migration.state === 'pending').length;

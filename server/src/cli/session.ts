@@ -37,8 +37,8 @@ export async function withServices<T>(work: (admin: AdminService, deps: Deps) =>
   const served = cliIo().deps;
   if (served) return work((await import('../index.ts')).adminService, served);
   const config = loadConfig(env);
-  const [{ createDeps, adminService }, logger] = await Promise.all([import('../index.ts'), cliLogger(config, env)]);
-  const deps = await openOrDefer(() => createDeps(config, { superviseQueue: false, authCache: false, logger }), env);
+  const [{ openDeps, adminService }, logger] = await Promise.all([import('../index.ts'), cliLogger(config, env)]);
+  const deps = await openOrDefer(() => openDeps(config, { superviseQueue: false, authCache: false, logger }), env);
   try {
     return await work(adminService, deps);
   } finally {
@@ -46,7 +46,7 @@ export async function withServices<T>(work: (admin: AdminService, deps: Deps) =>
   }
 }
 
-/** The database alone, for commands that must not change it as createDeps does (it migrates). */
+/** The database alone, for commands that must not change it as openDeps does (it migrates). */
 export async function withDatabase<T>(work: (db: Db) => Promise<T>, env: NodeJS.ProcessEnv = cliIo().env): Promise<T> {
   const served = cliIo().deps;
   if (served) return work(served.db);
