@@ -134,6 +134,32 @@ test('what the diagram leaves out below its nodes imports none of them', () => {
   assert.ok(wrong.length === 0, `${PAGE}'s diagram leaves out ${diagram.below.join(' and ')} as below every node, but:\n  ${wrong.join('\n  ')}\n`);
 });
 
+/** The cycles among the diagram's arrows, each as `a --> b --> a`: an arrow in one runs back up. */
+function layerCycles(arrows: Array<[string, string]>): string[] {
+  const next = new Map<string, string[]>();
+  for (const [from, to] of arrows) next.set(from, [...(next.get(from) ?? []), to]);
+  const found: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (id: string) => {
+    state.set(id, 'open');
+    path.push(id);
+    for (const to of next.get(id) ?? []) {
+      if (state.get(to) === 'open') found.push([...path.slice(path.indexOf(to)), to].join(' --> '));
+      else if (!state.has(to)) visit(to);
+    }
+    path.pop();
+    state.set(id, 'done');
+  };
+  for (const id of next.keys()) if (!state.has(id)) visit(id);
+  return found;
+}
+
+test('the layers point one way: no arrow of the diagram (so no import between its nodes) runs back up', () => {
+  assert.equal(layerCycles(diagram.arrows), [], `${PAGE}'s layers import each other in a circle`);
+  assert.equal(layerCycles([['deps', 'config'], ['deps', 'secrets'], ['secrets', 'deps']]), ['deps --> secrets --> deps'], 'a circle is found');
+});
+
 const SAMPLE = [
   '```mermaid',
   'flowchart TB',
