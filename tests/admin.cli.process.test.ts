@@ -1002,7 +1002,7 @@ if (process.env.DATABASE_URL) {
     const { SMTP_URL, PUBLIC_URL } = service.env;
     const result = await cliJson({ ...cliEnv, SMTP_URL, PUBLIC_URL }, 'sessions', 'revoke', account.email);
     assert.equal(result, { success: true, account: { id: account.id, email: account.email }, revoked: 1 });
-    await eventually('the running service to refuse the session', async () => (await me()).status === 401, 1_000);
+    await eventually('the running service to refuse the session', async () => (await me()).status === 401);
     const notice = await nextMail(service, account.email, seen, /administrator signed your Gatehouse account out everywhere/);
     assert.match(notice.text, `${PUBLIC_URL}/login`);
   });

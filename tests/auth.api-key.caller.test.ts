@@ -110,18 +110,18 @@ test('grace_seconds is 0 to 86400 whole seconds; no input means 0', async ({ ser
 });
 
 if (onServer) {
-  test('a second instance refuses the old key within a second, and at the end of the window by its own clock', async ({ service }) => {
+  test('a second instance refuses the old key by its notice, and at the end of the window by its own clock', async ({ service }) => {
     const other = await startTestApp({}, { joining: service });
     try {
       const account = await registerAndVerify(service, 'rotate.instances@example.com');
       assert.is((await me(other, bearer(account.apiKey))).status, 200, 'cached on the other instance');
       const key2 = (await rotate(service, account.token)).body.api_key;
-      await eventually('the old key refused on the other instance', async () => (await me(other, bearer(account.apiKey))).status === 401, 1_000);
+      await eventually('the old key refused on the other instance', async () => (await me(other, bearer(account.apiKey))).status === 401);
       assert.is((await me(other, bearer(key2))).status, 200);
 
       await rotate(service, key2, { grace_seconds: 60 });
       other.clock.set(service.clock.now());
-      await eventually('the previous key accepted on the other instance', async () => (await me(other, bearer(key2))).status === 200, 1_000);
+      await eventually('the previous key accepted on the other instance', async () => (await me(other, bearer(key2))).status === 200);
       other.clock.advance(60_000);
       assertError(await me(other, bearer(key2)), 401, 'UNAUTHORIZED');
     } finally {

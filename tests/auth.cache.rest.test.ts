@@ -12,7 +12,9 @@ import { eventually } from './helpers/wait.ts';
 /**
  * /me answers repeat callers from memory; these tests change accounts and sessions behind the
  * service's back (plain SQL on a connection of their own, another instance, a dead LISTEN) and
- * require every change to show within a second. On the embedded database the cache is off.
+ * require every change to show by its notice alone: the cache's TTL runs on the service's
+ * test clock, which moves only when a test moves it. (How fast is the bench's business, not
+ * a deadline's here.) On the embedded database the cache is off.
  */
 const onServer = Boolean(process.env.DATABASE_URL);
 const test = suite<{ service: TestService; sql: pg.Client }>('REST auth cache: invalidated by NOTIFY, off when it cannot listen');
@@ -24,10 +26,10 @@ const cachedBySession = (service: TestService, token: string) =>
 
 /** Asks /me until its answer came from the database and is now cached (a notice may void a fill). */
 async function primeKey(service: TestService, account: Account) {
-  await eventually('the API key cached', async () => (await me(service, bearer(account.apiKey))).status === 200 && cachedByKey(service, account), 1_000);
+  await eventually('the API key cached', async () => (await me(service, bearer(account.apiKey))).status === 200 && cachedByKey(service, account));
 }
 async function primeSession(service: TestService, token: string) {
-  await eventually('the session cached', async () => (await me(service, bearer(token))).status === 200 && cachedBySession(service, token), 1_000);
+  await eventually('the session cached', async () => (await me(service, bearer(token))).status === 200 && cachedBySession(service, token));
 }
 
 const planOf = async (service: TestService, account: Account) => (await me(service, bearer(account.apiKey))).body.user.plan;
@@ -98,26 +100,26 @@ if (!onServer) {
     }
   });
 
-  test('an account changed by SQL on another connection shows in /me within a second', async ({ service, sql }) => {
+  test('an account changed by SQL on another connection shows in /me by its notice', async ({ service, sql }) => {
     const account = await registerAndVerify(service, 'plan@example.com');
     await primeKey(service, account);
     await unnoticed(sql, "UPDATE accounts SET plan = 'team' WHERE id = $1", [account.user.id]);
     assert.is(await planOf(service, account), 'free', 'the cached row answers while nothing is notified');
     await sql.query("UPDATE accounts SET plan = 'pro' WHERE id = $1", [account.user.id]);
-    await eventually('the new plan in /me', async () => (await planOf(service, account)) === 'pro', 1_000);
+    await eventually('the new plan in /me', async () => (await planOf(service, account)) === 'pro');
   });
 
-  test('a session revoked, or an account deleted, by SQL is refused within a second', async ({ service, sql }) => {
+  test('a session revoked, or an account deleted, by SQL is refused by its notice', async ({ service, sql }) => {
     const account = await registerAndVerify(service, 'revoked@example.com');
     await primeSession(service, account.token);
     await sql.query('UPDATE sessions SET revoked_at = now() WHERE id = $1', [decodeJwt(account.token).sid]);
-    await eventually('the revoked session refused', async () => (await me(service, bearer(account.token))).status === 401, 1_000);
+    await eventually('the revoked session refused', async () => (await me(service, bearer(account.token))).status === 401);
 
     const doomed = await registerAndVerify(service, 'deleted@example.com');
     await primeKey(service, doomed);
     await primeSession(service, doomed.token);
     await sql.query('DELETE FROM accounts WHERE id = $1', [doomed.user.id]);
-    await eventually('the deleted account refused by API key', async () => (await me(service, bearer(doomed.apiKey))).status === 401, 1_000);
+    await eventually('the deleted account refused by API key', async () => (await me(service, bearer(doomed.apiKey))).status === 401);
     assertError(await me(service, bearer(doomed.token)), 401, 'UNAUTHORIZED');
   });
 
@@ -140,7 +142,7 @@ if (!onServer) {
     }
   });
 
-  test('two instances on one database: logout on one refuses the JWT on the other within a second', async ({ service }) => {
+  test('two instances on one database: logout on one refuses the JWT on the other by its notice', async ({ service }) => {
     const other = await startTestApp({}, { joining: service });
     try {
       await eventually('the second instance listening', () => authCacheOf(other.deps).enabled);
@@ -148,7 +150,7 @@ if (!onServer) {
       await primeSession(service, account.token);
       await primeSession(other, account.token);
       await logout(service, account.token);
-      await eventually('the JWT refused on the other instance', async () => (await me(other, bearer(account.token))).status === 401, 1_000);
+      await eventually('the JWT refused on the other instance', async () => (await me(other, bearer(account.token))).status === 401);
     } finally {
       await other.close();
     }
@@ -162,7 +164,7 @@ if (!onServer) {
       [ACCOUNT_NOTICES_APPLICATION_NAME],
     );
     assert.is(rowCount, 1, 'one listener to terminate');
-    await eventually('the cache off', () => !authCacheOf(service.deps).enabled, 1_000);
+    await eventually('the cache off', () => !authCacheOf(service.deps).enabled);
     assert.is(cachedByKey(service, account), undefined);
 
     // Unheard while the connection is down, and still no stale answer.
@@ -174,7 +176,7 @@ if (!onServer) {
     assert.is(await planOf(service, account), 'team');
     await primeKey(service, account);
     await sql.query("UPDATE accounts SET plan = 'pro' WHERE id = $1", [account.user.id]);
-    await eventually('the new plan in /me after reconnecting', async () => (await planOf(service, account)) === 'pro', 1_000);
+    await eventually('the new plan in /me after reconnecting', async () => (await planOf(service, account)) === 'pro');
   });
 
   test('a row read before a notice came in is not kept: it may predate the change', async ({ service, sql }) => {
@@ -184,7 +186,7 @@ if (!onServer) {
     const epochBefore = cache.epoch;
     const [stale] = await service.deps.db.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts a WHERE a.id = $1`, [account.user.id]);
     await sql.query("UPDATE accounts SET plan = 'pro' WHERE id = $1", [account.user.id]);
-    await eventually('the notice heard', () => cache.epoch !== epochBefore, 1_000);
+    await eventually('the notice heard', () => cache.epoch !== epochBefore);
     cache.set(key, { account: stale }, epochBefore);
     assert.is(cache.get(key), undefined);
     assert.is(await planOf(service, account), 'pro');
@@ -202,7 +204,7 @@ if (!onServer) {
     await primeSession(service, account.token);
     // CASCADE: the second factor's step-ups refer to sessions.
     await sql.query('TRUNCATE sessions CASCADE');
-    await eventually('the truncated session refused', async () => (await me(service, bearer(account.token))).status === 401, 1_000);
+    await eventually('the truncated session refused', async () => (await me(service, bearer(account.token))).status === 401);
   });
 }
 

@@ -161,7 +161,7 @@ if (process.env.DATABASE_URL) {
     await eventually('the auth cache listening', () => authCacheOf(service.deps).enabled);
     const account = await newAccount(service, 'profile.cache@example.com');
     const cached = () => authCacheOf(service.deps).get(apiKeyCacheKey(account.apiKey));
-    await eventually('/me by API key cached', async () => (await me(service, bearer(account.apiKey))).status === 200 && cached(), 2_000);
+    await eventually('/me by API key cached', async () => (await me(service, bearer(account.apiKey))).status === 200 && cached());
     assert.is(cached()!.account.name, 'Ada Lovelace');
 
     // With the accounts trigger off no instance is told: only this instance's own eviction can help.

@@ -89,14 +89,14 @@ test('/me writes nothing itself: a session\'s use is noted and written off the r
 });
 
 if (onServer) {
-  test('a session revoked on one instance is refused by another within a second', async ({ service }) => {
+  test('a session revoked on one instance is refused by another, by its notice', async ({ service }) => {
     const other = await startTestApp({}, { joining: service });
     try {
       const account = await registerAndVerify(service, 'sessions.instances@example.com');
       const second = (await login(service, account.email, account.password)).body.token;
       assert.is((await me(other, bearer(second))).status, 200, 'cached on the other instance');
       assert.is((await revoke(service, account.token, sessionIdOf(second))).status, 200);
-      await eventually('the revoked session refused on the other instance', async () => (await me(other, bearer(second))).status === 401, 1_000);
+      await eventually('the revoked session refused on the other instance', async () => (await me(other, bearer(second))).status === 401);
       assert.is((await revokeAll(service, account.token)).status, 200);
     } finally {
       await other.close();
@@ -117,7 +117,7 @@ if (onServer) {
       // Notices come in the order their transactions committed: once the revocation's is
       // here, one the write had sent before it would be here too.
       await revoke(service, account.token, sessionIdOf(account.token));
-      await eventually('the revocation notified', () => notices.includes(String(account.user.id)), 1_000);
+      await eventually('the revocation notified', () => notices.includes(String(account.user.id)));
       assert.equal(notices.filter((notice) => notice === String(account.user.id)), [String(account.user.id)], 'the last_used_at write was silent: one notice, the revocation\'s');
     } finally {
       await listener.end();
