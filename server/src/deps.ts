@@ -80,6 +80,12 @@ export type DepsOverrides = Partial<Pick<Deps, 'logger' | 'clock' | 'resolver'>>
    * thousands of hashes of a test run cheap; no setting of the configuration reaches it.
    */
   passwordCost?: PasswordCost;
+  /**
+   * Runs once the database is open and migrated, before anything else starts (the queue, the
+   * mailer, the LISTEN connection); what it throws stops createDeps, which closes the database.
+   * openDeps (roles/open-deps.ts) checks here that DATA_KEY opens the secrets stored.
+   */
+  checkOpened?: (opened: { db: Db; secretBox: SecretBox; clock: Clock; logger: Logger }) => Promise<void>;
 };
 
 /** The only place that builds connections and clients; everything else receives them. */
@@ -94,6 +100,7 @@ export async function createDeps(config: Config, overrides: DepsOverrides = {}):
   try {
     const secretBox = createSecretBox(config.dataKeys);
     await migrate(db, logger, { secretBox, dataKeys: config.dataKeys });
+    await overrides.checkOpened?.({ db, secretBox, clock, logger });
     const queue = await startQueue({ db, logger, supervise: overrides.superviseQueue ?? true, queues: QUEUE_POLICIES });
     const mailer = createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom, logger });
     // Leave one core to the event loop: argon2 on every core starves request handling.
