@@ -89,11 +89,7 @@ test('the browser: without CHROMIUM_PATH on Linux x64 it is the one @sparticuz/c
 test('the browser: a CDP virtual authenticator (CTAP2, internal, resident keys, verified user) lets navigator.credentials.create make a passkey', async ({ browser, origin }) => {
   const { context, page } = await browser.newPage();
   await page.goto(`${origin}/login`);
-  const cdp = await context.newCDPSession(page);
-  await cdp.send('WebAuthn.enable');
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
-  });
+  const { cdp, authenticatorId } = await virtualAuthenticator(context, page);
 
   const created = await page.evaluate(async () => {
     const credential = (await navigator.credentials.create({
