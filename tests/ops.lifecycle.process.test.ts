@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
