@@ -1,5 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -61,6 +62,22 @@ test('a REST login, from the request to the database and back', async ({ service
   const files = await filesRunBy(session, async () => assert.is((await login(service, account.email)).status, 200));
   assert.ok(files.some((file) => file.startsWith('server/src/modules/sessions/')), files.join('\n'));
   assert.ok(files.length <= CEILINGS.login, `${files.length} files, ceiling ${CEILINGS.login}:\n${files.join('\n')}`);
+});
+
+/** The files docs/ARCHITECTURE.md ("Reading a login") tells a newcomer to open, in its order. */
+function readingPath(): string[] {
+  const page = readFileSync(join(root, 'docs/ARCHITECTURE.md'), 'utf8');
+  const list = /<!-- reading path: a REST login -->\n([\s\S]*?)<!-- end of the reading path -->/.exec(page)?.[1] ?? '';
+  return [...list.matchAll(/^\d+\. `([^`]+)`/gm)].map((match) => match[1]);
+}
+
+test("a REST login's reading path: at most 15 files, each of them run by a login", async ({ service, account, session }) => {
+  const path = readingPath();
+  assert.ok(path.length >= 5, `the list read: ${path.join(', ')}`);
+  assert.ok(path.length <= 15, `${path.length} files to read`);
+  assert.equal(path.filter((file, index) => path.indexOf(file) !== index), [], 'a file listed twice');
+  const ran = await filesRunBy(session, async () => assert.is((await login(service, account.email)).status, 200));
+  assert.equal(path.filter((file) => !ran.includes(file)), [], `listed, but a login does not run them; it runs:\n${ran.join('\n')}`);
 });
 
 test('GET /auth/me with an API key', async ({ service, account, session }) => {
