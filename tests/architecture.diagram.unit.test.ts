@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { importGraph, root } from './helpers/import-graph.ts';
+import { cyclesOf, importGraph, root } from './helpers/import-graph.ts';
 
 // docs/ARCHITECTURE.md draws the layers as a mermaid flowchart: this suite reads its nodes and
 // arrows and holds them to the imports, so the picture a newcomer trusts is the code's.
@@ -138,21 +138,7 @@ test('what the diagram leaves out below its nodes imports none of them', () => {
 function layerCycles(arrows: Array<[string, string]>): string[] {
   const next = new Map<string, string[]>();
   for (const [from, to] of arrows) next.set(from, [...(next.get(from) ?? []), to]);
-  const found: string[] = [];
-  const state = new Map<string, 'open' | 'done'>();
-  const path: string[] = [];
-  const visit = (id: string) => {
-    state.set(id, 'open');
-    path.push(id);
-    for (const to of next.get(id) ?? []) {
-      if (state.get(to) === 'open') found.push([...path.slice(path.indexOf(to)), to].join(' --> '));
-      else if (!state.has(to)) visit(to);
-    }
-    path.pop();
-    state.set(id, 'done');
-  };
-  for (const id of next.keys()) if (!state.has(id)) visit(id);
-  return found;
+  return cyclesOf(next).map((cycle) => cycle.join(' --> '));
 }
 
 test('the layers point one way: no arrow of the diagram (so no import between its nodes) runs back up', () => {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { importGraph, root, sourceFiles } from './helpers/import-graph.ts';
+import { cyclesOf, importGraph, root, sourceFiles } from './helpers/import-graph.ts';
 
 // The layering docs/ARCHITECTURE.md describes, checked on the source itself: every import,
 // type-only ones included, read from the files as written.
@@ -11,28 +11,10 @@ const test = suite('architecture: modules point one way');
 
 const graph = importGraph();
 
-function cycles(): string[][] {
-  const found: string[][] = [];
-  const state = new Map<string, 'open' | 'done'>();
-  const stack: string[] = [];
-  const visit = (file: string) => {
-    state.set(file, 'open');
-    stack.push(file);
-    for (const target of graph.get(file) ?? []) {
-      if (state.get(target) === 'open') found.push([...stack.slice(stack.indexOf(target)), target]);
-      else if (!state.has(target)) visit(target);
-    }
-    stack.pop();
-    state.set(file, 'done');
-  };
-  for (const file of graph.keys()) if (!state.has(file)) visit(file);
-  return found;
-}
-
 const importsOf = (prefix: string, of = graph) => [...of].filter(([file]) => file.startsWith(prefix));
 
 test('the import graph has no cycle, type-only imports included', () => {
-  assert.equal(cycles().map((cycle) => cycle.join(' -> ')), []);
+  assert.equal(cyclesOf(graph).map((cycle) => cycle.join(' -> ')), []);
 });
 
 test('lib/ imports nothing from the application', () => {

@@ -30,3 +30,22 @@ export function importGraph(dirs = ['server/src', 'gateway/src', 'client/src']):
     }),
   );
 }
+
+/** The cycles of a directed graph (each node to the nodes it points at), each as the nodes round it, the first again at the end. */
+export function cyclesOf(graph: Map<string, string[]>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string) => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const target of graph.get(node) ?? []) {
+      if (state.get(target) === 'open') found.push([...stack.slice(stack.indexOf(target)), target]);
+      else if (!state.has(target)) visit(target);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  return found;
+}
