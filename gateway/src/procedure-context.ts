@@ -1,12 +1,34 @@
 import type { Context as KoaContext, Next } from 'koa';
-import { clearedCookieHeader, cookieHeader, deviceCookieName, SESSION_COOKIE, type BrowserWrite, type Config, type RequestInfo, type ResponseControl } from '../../server/src/index.ts';
+import {
+  bearerToken,
+  clearedCookieHeader,
+  cookieHeader,
+  hostCookieName,
+  readCookie,
+  SESSION_COOKIE,
+  type BrowserWrite,
+  type Config,
+  type Context,
+  type Credentials,
+  type Deps,
+  type RequestInfo,
+  type ResponseControl,
+} from '../../server/src/index.ts';
 import { contentTypeOf, headerText } from './http.ts';
 
 // The gateway's half of a procedure's context (server/src/trpc/context.ts): the request's
-// facts going in, seen once before any route runs, and the session an answer hands back,
-// coming out as cookies. REST, tRPC and the pages all use both.
+// facts and credentials going in, seen once before any route runs, and the session an
+// answer hands back, coming out as cookies. REST, tRPC and the pages all use both.
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The device cookie: a signed token saying this client signed in to the account before (sessions.issue.ts). */
+const DEVICE_COOKIE = 'svc_device';
+/**
+ * The device cookie's name over https: a browser keeps a `__Host-` cookie only if it came
+ * with Secure and Path=/ and without Domain, so a subdomain cannot plant or widen one.
+ */
+const HOST_DEVICE_COOKIE = `__Host-${DEVICE_COOKIE}`;
 
 /**
  * What a procedure's context needs to know of the request besides its credentials, seen
@@ -31,6 +53,28 @@ export function describeRequest(config: Config) {
 
 /** The request as describeRequest saw it. */
 export const requestInfoOf = (ctx: KoaContext): RequestInfo => ctx.state.requestInfo;
+
+/**
+ * A procedure's context for this request: the credentials its headers carry (the pages pass
+ * the cookie alone) and the request as describeRequest saw it.
+ */
+export function procedureContextOf(deps: Deps, ctx: KoaContext, headers: CredentialHeaders = ctx.req.headers): Context {
+  return { deps, credentials: credentialsFromHeaders(headers), request: requestInfoOf(ctx), response: {} };
+}
+
+type CredentialHeaders = { authorization?: string; cookie?: string };
+
+/**
+ * The caller's credentials: a Bearer token (an API key or a session JWT) if there is an
+ * Authorization header, else the session cookie; and the device cookie either way.
+ */
+export function credentialsFromHeaders(headers: CredentialHeaders): Credentials {
+  // Both names, whatever PUBLIC_URL says: a `__Host-` one only ever arrives over https, and
+  // a plain one set before the switch to it keeps counting until it expires.
+  const device = readCookie(headers.cookie, HOST_DEVICE_COOKIE) ?? readCookie(headers.cookie, DEVICE_COOKIE);
+  if (headers.authorization) return { bearer: bearerToken(headers.authorization) ?? '', device };
+  return { cookie: readCookie(headers.cookie, SESSION_COOKIE), device };
+}
 
 /** PUBLIC_URL's origin and CORS_ORIGINS: the sites whose pages may use the session cookie to write. */
 function trustedOrigins(config: Config): Set<string> {
@@ -73,7 +117,7 @@ export function takeSessionCookies(config: Pick<Config, 'publicUrl'>, response: 
   const { signedIn, signedOut } = response;
   if (signedIn) {
     cookies.push(cookieHeader(config, SESSION_COOKIE, signedIn.token, signedIn.maxAgeSeconds));
-    if (signedIn.device) cookies.push(cookieHeader(config, deviceCookieName(config.publicUrl), signedIn.device.token, signedIn.device.maxAgeSeconds));
+    if (signedIn.device) cookies.push(cookieHeader(config, hostCookieName(config, DEVICE_COOKIE), signedIn.device.token, signedIn.device.maxAgeSeconds));
   }
   if (signedOut) cookies.push(clearedCookieHeader(config, SESSION_COOKIE));
   response.signedIn = undefined;

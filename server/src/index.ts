@@ -18,7 +18,7 @@ export type { ProcedureMeta } from './trpc/procedures.ts';
 export { routeErrors, type ErrorDeclarations } from './trpc/rest-meta.ts';
 
 // A procedure's context: the caller's credentials and what the transport saw of the request.
-export { createContext, createContextInner, credentialsFromHeaders, deviceCookieName, SESSION_COOKIE, type BrowserWrite, type Context, type RequestInfo, type ResponseControl } from './trpc/context.ts';
+export { createContextInner, SESSION_COOKIE, type BrowserWrite, type Context, type Credentials, type RequestInfo, type ResponseControl } from './trpc/context.ts';
 
 // Credentials in HTTP headers: the Bearer token, cookies read and set.
 export { bearerToken, clearedCookieHeader, cookieHeader, hostCookieName, readCookie } from './lib/http-credentials.ts';

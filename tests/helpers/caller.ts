@@ -1,7 +1,8 @@
 import { toErrorResponse } from '../../server/src/errors/response.ts';
 import type { Credentials, RequestInfo } from '../../server/src/lib/request.ts';
 import { appRouter } from '../../server/src/router.ts';
-import { createContextInner, credentialsFromHeaders } from '../../server/src/trpc/context.ts';
+import { createContextInner } from '../../server/src/trpc/context.ts';
+import { credentialsFromHeaders } from '../../gateway/src/procedure-context.ts';
 import { createCallerFactory } from '../../server/src/trpc/procedures.ts';
 import { PASSWORD } from './auth.ts';
 import { refuseUndeclaredCallError } from './declared-errors.ts';

@@ -3,8 +3,8 @@ import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import type { OpenAPIObject, SchemaObject } from 'openapi3-ts/oas31';
 import { z } from 'zod';
-import { AppError, auditLineSchema, createCaller, createContext, routeErrors, UNKNOWN_FIELD, type AuditLine, type Deps, type Logger } from '../../../server/src/index.ts';
-import { requestInfoOf } from '../procedure-context.ts';
+import { AppError, auditLineSchema, createCaller, routeErrors, UNKNOWN_FIELD, type AuditLine, type Deps, type Logger } from '../../../server/src/index.ts';
+import { procedureContextOf } from '../procedure-context.ts';
 import { restErrorResponses } from './openapi-document.ts';
 
 const API_PREFIX = '/api/v1';
@@ -83,7 +83,7 @@ export function mountAuditExport(router: Router, deps: Deps): void {
     if (stray.length) throw new AppError('VALIDATION_FAILED', undefined, { issues: stray.map((path) => ({ path, message: UNKNOWN_FIELD })) });
     // Repeated parameters stay arrays, for the procedure's schema to refuse.
     const filter = { ...ctx.query } as Filter;
-    const caller = createCaller(createContext(deps, ctx.req, requestInfoOf(ctx)));
+    const caller = createCaller(procedureContextOf(deps, ctx));
     const first = await caller.admin.auditExport(filter);
 
     ctx.respond = false;

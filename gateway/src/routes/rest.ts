@@ -1,8 +1,8 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext, Next } from 'koa';
-import { AppError, appRouter, createContext, type Deps } from '../../../server/src/index.ts';
+import { AppError, appRouter, type Deps } from '../../../server/src/index.ts';
 import { contentTypeOf, hasBody, jsonText, readLimitedBody } from '../http.ts';
-import { requestInfoOf } from '../procedure-context.ts';
+import { procedureContextOf } from '../procedure-context.ts';
 import { renderDocsPage } from './docs-page.ts';
 import { createOpenApiDocument } from './openapi-document.ts';
 import { createOpenApiHandler, createStockOpenApiHandler } from '../fast-paths/index.ts';
@@ -72,7 +72,7 @@ export function mountRest(router: Router, deps: Deps): (ctx: KoaContext, next: N
     ctx.body = docsPage.html;
   });
 
-  const contextOf = (ctx: KoaContext) => () => createContext(deps, ctx.req, requestInfoOf(ctx));
+  const contextOf = (ctx: KoaContext) => () => procedureContextOf(deps, ctx);
   const call = async (ctx: KoaContext) => {
     ctx.req.url = ctx.req.url!.slice(API_PREFIX.length);
     // trpc-to-openapi answers HEAD with a bare 204; as the GET it answers like it (Node drops the body).

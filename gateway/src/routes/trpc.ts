@@ -1,8 +1,8 @@
 import type Router from '@koa/router';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
-import { AppError, appRouter, createContext, type Deps } from '../../../server/src/index.ts';
+import { AppError, appRouter, type Deps } from '../../../server/src/index.ts';
 import { hasBody, jsonText, readLimitedBody } from '../http.ts';
-import { requestInfoOf } from '../procedure-context.ts';
+import { procedureContextOf } from '../procedure-context.ts';
 import { responseHeaders } from './procedure-meta.ts';
 import { JSON_BODY_LIMIT } from './rest.ts';
 
@@ -31,7 +31,7 @@ export function mountTrpc(router: Router, deps: Deps): void {
       path: ctx.params.path,
       maxBodySize: JSON_BODY_LIMIT,
       maxBatchSize: MAX_BATCH_SIZE,
-      createContext: ({ req }) => createContext(deps, req, requestInfoOf(ctx)),
+      createContext: () => procedureContextOf(deps, ctx),
       responseMeta: ({ ctx: procedureCtx, errors, data }) => responseHeaders(procedureCtx, errors, data.some((answer) => 'result' in answer)),
     });
   });

@@ -12,7 +12,7 @@ import { sealedSiteSecrets } from '../modules/sites/sites.repo.ts';
  * Every column that holds a sealed value (AES-GCM under DATA_KEY, lib/crypto.ts), each as its
  * owner's repo offers it: the statements stay with the table's owner. A value is bound to its
  * place, `<table>.<column>` and the row's key: the modules that write them name the same
- * places (keys.storage.ts apiKeyPlace, sites.service.ts, channels.service.ts, mfa.proofs.ts totpPlace, events.signing.ts), and
+ * places (accounts.repo.ts apiKeyPlace, sites.service.ts, channels.service.ts, mfa.proofs.ts totpPlace, events.signing.ts), and
  * tests/secrets.rotation.rest.test.ts seals through the modules and re-encrypts through this
  * list, so the two cannot drift apart unnoticed. A new sealed column goes here.
  */

@@ -1,5 +1,4 @@
 import type { Deps } from '../deps.ts';
-import { bearerToken, hostCookieName, readCookie } from '../lib/http-credentials.ts';
 import type { Credentials, RequestInfo } from '../lib/request.ts';
 
 export type { BrowserWrite, Credentials, RequestInfo } from '../lib/request.ts';
@@ -21,7 +20,10 @@ export type Context = {
   response: ResponseControl;
 };
 
-/** Transport-free: tests and server-side callers build a context from plain values. */
+/**
+ * Transport-free: tests and server-side callers build a context from plain values. The
+ * gateway builds its own from the request's headers (gateway/src/procedure-context.ts).
+ */
 export function createContextInner(
   deps: Deps,
   credentials: Credentials = {},
@@ -31,35 +33,3 @@ export function createContextInner(
 }
 
 export const SESSION_COOKIE = 'svc_token';
-export const DEVICE_COOKIE = 'svc_device';
-/**
- * The device cookie's name over https: a browser keeps a `__Host-` cookie only if it came
- * with Secure and Path=/ and without Domain, so a subdomain cannot plant or widen one.
- */
-export const HOST_DEVICE_COOKIE = `__Host-${DEVICE_COOKIE}`;
-
-/** The name the device cookie is set under: `__Host-` where the service is reached over https. */
-export const deviceCookieName = (publicUrl: string) => hostCookieName({ publicUrl }, DEVICE_COOKIE);
-
-export function credentialsFromHeaders(headers: { authorization?: string; cookie?: string }): Credentials {
-  // Both names, whatever PUBLIC_URL says: a `__Host-` one only ever arrives over https, and
-  // a plain one set before the switch to it keeps counting until it expires.
-  const device = readCookie(headers.cookie, HOST_DEVICE_COOKIE) ?? readCookie(headers.cookie, DEVICE_COOKIE);
-  if (headers.authorization) {
-    return { bearer: bearerToken(headers.authorization) ?? '', device };
-  }
-  return { cookie: readCookie(headers.cookie, SESSION_COOKIE), device };
-}
-
-/** For the HTTP adapters: credentials and request facts from a Node request. */
-export function createContext(
-  deps: Deps,
-  req: { headers: Record<string, string | string[] | undefined> },
-  request: RequestInfo,
-): Context {
-  const header = (name: string) => {
-    const value = req.headers[name];
-    return Array.isArray(value) ? value[0] : value;
-  };
-  return createContextInner(deps, credentialsFromHeaders({ authorization: header('authorization'), cookie: header('cookie') }), request);
-}

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../lib/db.ts';
+import type { SealedPlace } from '../../lib/crypto.ts';
 import { sealedColumn } from '../../lib/sealed-column.ts';
 import { ACCOUNT_COLUMNS, type AccountRecord, type AccountRow, type EmailTokenRecord, type UsedToken } from './accounts.model.ts';
 
@@ -284,6 +285,9 @@ export const sealedApiKeys = sealedColumn(
   },
   { movesLookupHash: true },
 );
+
+/** Where an account's sealed API key lives: it opens only there (sealed by accounts/ and keys/, opened by sessions/). */
+export const apiKeyPlace = (accountId: number): SealedPlace => ({ column: sealedApiKeys.place, row: accountId });
 
 type NewToken = Pick<EmailTokenRecord, 'account_id' | 'purpose' | 'token_hash' | 'created_at' | 'expires_at' | 'password_hash' | 'name' | 'company' | 'new_email'>;
 

@@ -17,6 +17,7 @@ export {
   changeRole,
   accountByPreviousApiKeyHash,
   accountForLogin,
+  apiKeyPlace,
   accountRowByEmail,
   dropPreviousApiKeysUntil,
   lockAccount,

@@ -2,13 +2,13 @@ import type { RequestInfo } from '../../lib/request.ts';
 import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
 import { randomHex } from '../../lib/crypto.ts';
-import { replaceApiKey } from '../accounts/index.ts';
+import { apiKeyPlace, replaceApiKey } from '../accounts/index.ts';
 import { recordEvent } from '../activity/index.ts';
 import { emitSecurityChange } from '../events/index.ts';
 import { requireStepUp, type Proof } from '../mfa/index.ts';
 import type { AuthContext } from '../sessions/index.ts';
 import { apiKeyRotatedNotice } from './keys.mails.ts';
-import { apiKeyHash, apiKeyPlace } from './keys.storage.ts';
+import { apiKeyHash } from './keys.storage.ts';
 import { forgetCachedAccount } from '../sessions/index.ts';
 
 /**

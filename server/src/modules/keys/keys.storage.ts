@@ -1,10 +1,7 @@
 import type { Deps } from '../../deps.ts';
-import { keyedHash, type SealedPlace } from '../../lib/crypto.ts';
+import { keyedHash } from '../../lib/crypto.ts';
 import type { Queryable } from '../../lib/db.ts';
 import { dropPreviousApiKeysUntil } from '../accounts/index.ts';
-
-/** Where an account's sealed API key lives: it opens only there. */
-export const apiKeyPlace = (accountId: number): SealedPlace => ({ column: 'accounts.api_key_sealed', row: accountId });
 
 /** The lookup hash a key is stored under: keyed with the first DATA_KEY. */
 export function apiKeyHash(deps: Pick<Deps, 'apiKeyHashKeys'>, apiKey: string): Buffer {

@@ -19,17 +19,6 @@ export type Method = 'totp' | 'passkey' | 'recovery_code';
 /** Whose proof it is: the account, with what its notices need. */
 export type ProofAccount = { id: number; email: string; name: string };
 
-/** The ways an account can prove its second factor, or none when it has no factor. */
-export async function methodsOf(db: Queryable, accountId: number): Promise<Method[]> {
-  const factors = await repo.factorsOf(db, accountId);
-  if (!factors.totp && factors.passkeys === 0) return [];
-  const methods: Method[] = [];
-  if (factors.totp) methods.push('totp');
-  if (factors.passkeys > 0) methods.push('passkey');
-  if (factors.recoveryCodes > 0) methods.push('recovery_code');
-  return methods;
-}
-
 /** Keys of the recovery codes' hashes, one per DATA_KEY: the first writes. */
 export const recoveryKeysOf = (deps: Deps) => deps.config.dataKeys.map((key) => deriveKey(key, 'recovery-code'));
 

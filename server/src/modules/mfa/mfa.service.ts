@@ -7,10 +7,10 @@ import { emitSecurityChange } from '../events/index.ts';
 import { confirmPassword } from '../passwords/index.ts';
 import type { AuthContext } from '../sessions/index.ts';
 import { factorNotice, type FactorChange } from './mfa.mails.ts';
-import { methodsOf, recoveryKeysOf, totpPlace, type Proof } from './mfa.proofs.ts';
+import { recoveryKeysOf, totpPlace, type Proof } from './mfa.proofs.ts';
 import { newRecoveryCodes, recoveryCodeHashes } from './mfa.recovery.ts';
 import * as repo from './mfa.repo.ts';
-import { checkProof, givesProof, requireStepUp, stepUpRequired } from './mfa.step-up.ts';
+import { checkProof, givesProof, methodsOf, requireStepUp, stepUpRequired } from './mfa.step-up.ts';
 import { newTotpSecret, totpStepOf, totpUrl } from './mfa.totp.ts';
 
 /** The account's second factor as its owner sees it; never a secret. */

@@ -3,10 +3,11 @@ import type { Deps } from '../../deps.ts';
 import { AppError } from '../../errors/errors.ts';
 import { refuseIfLimited } from '../../errors/rate-limited.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
+import type { Queryable } from '../../lib/db.ts';
 import { rateLimitSubject } from '../../lib/rate-limiter.ts';
 import { recordEvent } from '../activity/index.ts';
 import { perAccountClient, SESSION_RATE_RULES, type AuthContext } from '../sessions/index.ts';
-import { invalidProof, methodsOf, verifyProof, type Method, type Proof, type ProofAccount } from './mfa.proofs.ts';
+import { invalidProof, verifyProof, type Method, type Proof, type ProofAccount } from './mfa.proofs.ts';
 import type { PendingLink } from './mfa.model.ts';
 import * as repo from './mfa.repo.ts';
 
@@ -16,6 +17,17 @@ export const STEP_UP_MS = 5 * 60_000;
 export const MFA_TOKEN_TTL_MS = 5 * 60_000;
 /** Wrong codes a sign-in's token survives; the next sign-in starts with the password again. */
 export const MFA_TOKEN_MAX_FAILURES = 5;
+
+/** The ways an account can prove its second factor, or none when it has no factor. */
+export async function methodsOf(db: Queryable, accountId: number): Promise<Method[]> {
+  const factors = await repo.factorsOf(db, accountId);
+  if (!factors.totp && factors.passkeys === 0) return [];
+  const methods: Method[] = [];
+  if (factors.totp) methods.push('totp');
+  if (factors.passkeys > 0) methods.push('passkey');
+  if (factors.recoveryCodes > 0) methods.push('recovery_code');
+  return methods;
+}
 
 /**
  * A proof by a signed-in caller, counted before it is checked as a password is (per client,

@@ -1,8 +1,8 @@
 import type { Credentials } from '../../lib/request.ts';
 import type { Deps } from '../../deps.ts';
 import { isUuid } from '../../lib/text.ts';
-import { accountByApiKeyHash, accountById, accountByPreviousApiKeyHash, type AccountRow } from '../accounts/index.ts';
-import { apiKeyLookupHashes, apiKeyPlace } from '../keys/index.ts';
+import { accountByApiKeyHash, accountById, accountByPreviousApiKeyHash, apiKeyPlace, type AccountRow } from '../accounts/index.ts';
+import { apiKeyLookupHashes } from '../keys/index.ts';
 import { apiKeyCacheKey, authCacheOf, sessionCacheKey } from './sessions.cache.ts';
 import { sessionTouchesOf } from './sessions.touches.ts';
 import { liveSession } from './sessions.repo.ts';

@@ -3,9 +3,8 @@ import type { Credentials, RequestInfo } from '../../lib/request.ts';
 import type { Deps } from '../../deps.ts';
 import type { Context } from '../../trpc/context.ts';
 import { AppError } from '../../errors/errors.ts';
-import { lockPasswordIfStill, toUser, type AccountRow, type User } from '../accounts/index.ts';
+import { apiKeyPlace, lockPasswordIfStill, toUser, type AccountRow, type User } from '../accounts/index.ts';
 import { recordEvent, userAgentOf } from '../activity/index.ts';
-import { apiKeyPlace } from '../keys/index.ts';
 import { insertSession } from './sessions.repo.ts';
 import type { SecondStep } from './sessions.types.ts';
 
