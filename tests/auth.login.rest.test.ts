@@ -32,6 +32,18 @@ test('success: 200 {success, token, user}, the exact session cookie and a signed
   assert.is((await me(service, bearer(result.body.token))).status, 200);
 });
 
+test("the API reference shows the session cookie as login sets it and logout clears it", async ({ service }) => {
+  const paths = (await request(service.url, 'GET', '/api/v1/openapi.json')).body.paths;
+  const shown = (path: string) => String(paths[path].post.responses['200'].headers['Set-Cookie'].schema.description);
+  const account = await registerAndVerify(service, 'login.shown@example.com');
+  const signedIn = await login(service, account.email, PASSWORD);
+  const [session] = signedIn.headers.getSetCookie();
+  const placeholders = session.replace(signedIn.body.token, '<jwt>').replace(`Max-Age=${THIRTY_DAYS}`, 'Max-Age=<JWT_TTL s>');
+  assert.ok(shown('/auth/login').startsWith(`${placeholders}, plus Secure over https.`), shown('/auth/login'));
+  const loggedOut = await request(service.url, 'POST', `${AUTH}/logout`, { headers: bearer(signedIn.body.token) });
+  assert.equal(loggedOut.headers.getSetCookie(), [shown('/auth/logout')]);
+});
+
 test('unknown e-mail and wrong password: the same 401 body, no cookie', async ({ service }) => {
   await registerAndVerify(service, 'login.wrong@example.com');
   const unknown = await login(service, 'login.nobody@example.com', PASSWORD);

@@ -20,8 +20,6 @@ export { routeErrors, type ErrorDeclarations } from './trpc/rest-meta.ts';
 // A procedure's context: the caller's credentials and what the transport saw of the request.
 export { createContextInner, SESSION_COOKIE, type BrowserWrite, type Context, type Credentials, type RequestInfo, type ResponseControl } from './trpc/context.ts';
 
-// Credentials in HTTP headers: the Bearer token, cookies read and set.
-export { bearerToken, clearedCookieHeader, cookieHeader, hostCookieName, readCookie } from './lib/http-credentials.ts';
 
 // Errors: the closed list of codes, and the one answer any failure becomes.
 export { AppError, ERROR_CODES, ERRORS, errorBody, tooLargeMessage, type ErrorCode } from './errors/errors.ts';

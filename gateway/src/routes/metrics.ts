@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
-import { AppError, bearerToken, connectMetricReadings, safeEqual, type Deps } from '../../../server/src/index.ts';
+import { AppError, connectMetricReadings, safeEqual, type Deps } from '../../../server/src/index.ts';
+import { bearerToken } from '../procedure-context.ts';
 
 /**
  * GET /metrics, Prometheus text, for whoever holds METRICS_TOKEN (docs/OPERATIONS.md, Metrics):

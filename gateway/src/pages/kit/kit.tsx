@@ -2,12 +2,12 @@ import type Router from '@koa/router';
 import { TRPCError } from '@trpc/server';
 import type { Context as KoaContext, Next } from 'koa';
 import type { VNode } from 'preact';
-import { AppError, clearedCookieHeader, cookieHeader, createCaller, hostCookieName, readCookie, SESSION_COOKIE, toErrorResponse, type BrowserWrite, type Context, type Deps, type Logger } from '../../../../server/src/index.ts';
+import { AppError, createCaller, SESSION_COOKIE, toErrorResponse, type BrowserWrite, type Context, type Deps, type Logger } from '../../../../server/src/index.ts';
 import { CSRF_FIELD, csrfToken, csrfTokenMatches, isVisitorId, newVisitorId, VISITOR_COOKIE } from './csrf.ts';
 import { ProblemPage, type Problem } from './problem.view.tsx';
 import { problemFor, refusedFormProblem } from './problems.ts';
 import { loadsScript, renderDocument } from './render.ts';
-import { procedureContextOf, requestInfoOf, takeSessionCookies } from '../../procedure-context.ts';
+import { clearedCookieHeader, cookieHeader, hostCookieName, procedureContextOf, readCookie, requestInfoOf, takeSessionCookies } from '../../procedure-context.ts';
 import { readFormBody, type FormFields } from './form-body.ts';
 
 const PAGE_POLICY = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";

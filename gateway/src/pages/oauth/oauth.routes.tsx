@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import { AppError, clearedCookieHeader, type Config, cookieHeader, hostCookieName, identityFlows, readCookie, safeNextPath } from '../../../../server/src/index.ts';
+import { AppError, type Config, identityFlows, safeNextPath } from '../../../../server/src/index.ts';
+import { clearedCookieHeader, cookieHeader, hostCookieName, readCookie } from '../../procedure-context.ts';
 import type { Notice } from '../kit/components.tsx';
 import { queryText, type PageKit } from '../kit/kit.tsx';
 import { createPendingSignIns } from '../sign-in/second-step.routes.tsx';

@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
-import { clearedCookieHeader, cookieHeader, hostCookieName, readCookie, safeNextPath, toErrorResponse } from '../../../../server/src/index.ts';
+import { safeNextPath, toErrorResponse } from '../../../../server/src/index.ts';
+import { clearedCookieHeader, cookieHeader, hostCookieName, readCookie } from '../../procedure-context.ts';
 import type { Notice } from '../kit/components.tsx';
 import { RECOVERY_CODE_LABEL, SecondStepPage, TOTP_CODE_LABEL, type SecondStepMethod } from './second-step.view.tsx';
 import { LoginPage } from './sign-in.view.tsx';

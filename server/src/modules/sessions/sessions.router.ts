@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { clearedCookieHeader, cookieHeader } from '../../lib/http-credentials.ts';
 import { noInput, successOutput } from '../../lib/validation.ts';
 import { SESSION_COOKIE } from '../../trpc/context.ts';
 import { publicProcedure } from '../../trpc/procedures.ts';
@@ -11,10 +10,13 @@ import { logout, listSessions, revokeAllSessions, revokeSession } from './sessio
 import { signedIn, signedOut } from './sessions.issue.ts';
 import { login, loginSecondStep, loginWithPasskey } from './sessions.login.ts';
 
-/** The session cookie as the API reference shows it: as the gateway sets it over http, with placeholders. */
-const SHOWN = { publicUrl: 'http:' };
-const SESSION_COOKIE_SHOWN = `${cookieHeader(SHOWN, SESSION_COOKIE, '<jwt>')}; Max-Age=<JWT_TTL s>`;
-const CLEARED_SESSION_COOKIE_SHOWN = clearedCookieHeader(SHOWN, SESSION_COOKIE);
+/**
+ * The session cookie as the API reference shows it: as the gateway sets it over http
+ * (gateway/src/procedure-context.ts), with placeholders; tests/auth.login.rest.test.ts holds
+ * the two to each other.
+ */
+const SESSION_COOKIE_SHOWN = `${SESSION_COOKIE}=<jwt>; Path=/; HttpOnly; SameSite=Lax; Max-Age=<JWT_TTL s>`;
+const CLEARED_SESSION_COOKIE_SHOWN = `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0`;
 
 /** The sign-in routes' limits (sessions.limits.ts): per client IP, and per address and client. */
 const SIGN_IN_LIMITED = 'too many sign-in attempts from this client IP, or for this account from it, or too many failed logins of the account';
