@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { OWNER_EXIT_WAIT_MS } from '../server/src/lib/embedded-postgres.ts';
+import pg from 'pg';
+import { OWNER_EXIT_WAIT_MS, startEmbeddedPostgres } from '../server/src/lib/embedded-postgres.ts';
+import { createLogger } from '../server/src/lib/logger.ts';
 import { createEmbeddedDatabase, type TestDatabase } from './helpers/database.ts';
 import { exitWithin, spawnService, stopService, terminate, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
 import { freePort, request } from './helpers/service.ts';
@@ -180,6 +182,37 @@ test('an owner on another host: refused at once, without waiting', async (contex
     assert.not.match(refused.output(), WAITING);
   } finally {
     await stopService(refused);
+  }
+});
+
+/** One statement on the embedded database at `url`, on a connection of its own (it serves one at a time). */
+async function queryOnce(url: string, text: string): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+test("a postmaster.pid left empty (a start killed while PGlite wrote it): the next start opens the data all the same", async (context) => {
+  const database = await createEmbeddedDatabase();
+  context.databases.push(database);
+  const logger = createLogger('silent');
+  const first = await startEmbeddedPostgres(database.env.DATA_DIR, logger);
+  try {
+    await queryOnce(first.url, "CREATE TABLE kept (note text); INSERT INTO kept VALUES ('written before the kill')");
+  } finally {
+    await first.stop();
+  }
+  // What PGlite itself makes of such a file: no start at all (it says "failed to initialize properly").
+  writeFileSync(join(database.env.DATA_DIR, 'pgdata', 'postmaster.pid'), '');
+  const again = await startEmbeddedPostgres(database.env.DATA_DIR, logger);
+  try {
+    assert.equal((await queryOnce(again.url, 'SELECT note FROM kept')).rows, [{ note: 'written before the kill' }]);
+  } finally {
+    await again.stop();
   }
 });
 

@@ -167,6 +167,11 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
   // PGlite.create does not create parent folders.
   mkdirSync(directory, { recursive: true, mode: 0o700 });
   const unlock = await lockDataDir(dataDir, logger);
+  // PGlite's own lock file names no process (its pid is always -42) and guards nothing the
+  // DATA_DIR lock above does not. One left empty or half written by a process killed while it
+  // wrote it would refuse every later start ("PGlite failed to initialize properly") until
+  // someone deleted it by hand; this process holds DATA_DIR now, so it can only be stale.
+  rmSync(join(directory, 'postmaster.pid'), { force: true });
   const started = Date.now();
   let db: PGlite;
   try {
