@@ -20,7 +20,6 @@ export { routeErrors, type ErrorDeclarations } from './trpc/rest-meta.ts';
 // A procedure's context: the caller's credentials and what the transport saw of the request.
 export { createContextInner, SESSION_COOKIE, type BrowserWrite, type Context, type Credentials, type RequestInfo, type ResponseControl } from './trpc/context.ts';
 
-
 // Errors: the closed list of codes, and the one answer any failure becomes.
 export { AppError, ERROR_CODES, ERRORS, errorBody, tooLargeMessage, type ErrorCode } from './errors/errors.ts';
 export { toErrorResponse } from './errors/response.ts';
