@@ -6,7 +6,8 @@ import lockfile from 'proper-lockfile';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import pg from 'pg';
-import { OWNER_EXIT_WAIT_MS, startEmbeddedPostgres } from '../server/src/lib/embedded-postgres.ts';
+import { describeStartFailure } from '../server/src/index.ts';
+import { EmbeddedDatabaseUnreadable, OWNER_EXIT_WAIT_MS, startEmbeddedPostgres } from '../server/src/lib/embedded-postgres.ts';
 import { createLogger } from '../server/src/lib/logger.ts';
 import { createEmbeddedDatabase, type TestDatabase } from './helpers/database.ts';
 import { exitWithin, spawnService, stopService, terminate, waitUntilReady, type ServiceProcess } from './helpers/process.ts';
@@ -14,7 +15,8 @@ import { freePort, request } from './helpers/service.ts';
 import { eventually } from './helpers/wait.ts';
 
 // A supervisor restarts a crashed service at once, while the kernel may still be tearing the
-// old process down. On the embedded database (no DATABASE_URL), as the DATA_DIR lock is its.
+// old process down. On the embedded database (no DATABASE_URL), as the DATA_DIR lock is its;
+// and what a crash can leave in the embedded database's own files (the last tests).
 
 type Context = { databases: TestDatabase[]; others: ChildProcess[] };
 const test = suite<Context>('a restart right after a crash: the embedded DATA_DIR lock waits, briefly, for its dead owner');
@@ -214,6 +216,29 @@ test("a postmaster.pid left empty (a start killed while PGlite wrote it): the ne
   } finally {
     await again.stop();
   }
+});
+
+test('data PGlite cannot open: the start names the directory and what to do, and leaves DATA_DIR unlocked', async (context) => {
+  const database = await createEmbeddedDatabase();
+  context.databases.push(database);
+  const dataDir = database.env.DATA_DIR;
+  const versionFile = join(dataDir, 'pgdata', 'PG_VERSION');
+  const version = readFileSync(versionFile, 'utf8');
+  writeFileSync(versionFile, '9\n');
+  const logger = createLogger('silent');
+  const error = await startEmbeddedPostgres(dataDir, logger).then(
+    (started) => started.stop().then(() => assert.unreachable('opened')),
+    (reason: unknown) => reason,
+  );
+  assert.instance(error, EmbeddedDatabaseUnreadable);
+  const line = describeStartFailure(error, { DATA_DIR: dataDir });
+  assert.match(line, `the embedded database in ${join(dataDir, 'pgdata')} could not be opened (`);
+  assert.match(line, `move ${join(dataDir, 'pgdata')} aside to start on an empty one`);
+  assert.match(line, 'or set DATABASE_URL');
+  // The refused start let go of DATA_DIR: with its files mended, the next start opens them.
+  writeFileSync(versionFile, version);
+  const again = await startEmbeddedPostgres(dataDir, logger);
+  await again.stop();
 });
 
 test.run();

@@ -30,6 +30,20 @@ export const OWNER_EXIT_WAIT_MS = 5_000;
 const OWNER_POLL_MS = 100;
 const TAKEN_OVER = 'DATA_DIR was locked by a process that is gone; taking the lock over';
 
+/**
+ * PGlite could not open the data in DATA_DIR: its files damaged (a process killed while it
+ * wrote them, a full disk) or written by another PostgreSQL version.
+ */
+export class EmbeddedDatabaseUnreadable extends Error {
+  constructor(
+    readonly directory: string,
+    cause: unknown,
+  ) {
+    super(`the embedded database in ${directory} could not be opened (${cause instanceof Error ? cause.message : String(cause)})`, { cause });
+    this.name = 'EmbeddedDatabaseUnreadable';
+  }
+}
+
 type LockOwner = { pid: number; hostname: string };
 type Release = () => Promise<void>;
 
@@ -175,7 +189,9 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
   const started = Date.now();
   let db: PGlite;
   try {
-    db = await PGlite.create(directory, { startParams: EMBEDDED_START_PARAMS });
+    db = await PGlite.create(directory, { startParams: EMBEDDED_START_PARAMS }).catch((error: unknown) => {
+      throw new EmbeddedDatabaseUnreadable(directory, error);
+    });
     makeDataDirPrivate(dataDir);
   } catch (error) {
     await unlock();

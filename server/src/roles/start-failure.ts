@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { ConfigError } from '../config.ts';
 import { EmbeddedDatabaseMissing, isDatabaseUnavailable } from '../lib/db.ts';
-import { DataDirInUse } from '../lib/embedded-postgres.ts';
+import { DataDirInUse, EmbeddedDatabaseUnreadable } from '../lib/embedded-postgres.ts';
 import { StartError } from '../errors/start-error.ts';
 
 /**
@@ -16,6 +16,9 @@ export function describeStartFailure(error: unknown, env: NodeJS.ProcessEnv = pr
     return `${error.message}: stop the other process first (npm start, or an admin command still running), or set DATA_DIR to another directory`;
   }
   if (error instanceof EmbeddedDatabaseMissing) return `${error.message}; set DATABASE_URL to a PostgreSQL server`;
+  if (error instanceof EmbeddedDatabaseUnreadable) {
+    return `${error.message}: its files are damaged or of another version; move ${error.directory} aside to start on an empty one (what it held stays in the moved folder), or set DATABASE_URL to a PostgreSQL server`;
+  }
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const syscall = (error as NodeJS.ErrnoException | undefined)?.syscall;
   // Listening on a HOST that is no name of this machine fails in the name lookup, as a
@@ -39,6 +42,7 @@ export function isStartFailure(error: unknown): boolean {
     error instanceof StartError ||
     error instanceof DataDirInUse ||
     error instanceof EmbeddedDatabaseMissing ||
+    error instanceof EmbeddedDatabaseUnreadable ||
     isDatabaseUnavailable(error)
   );
 }
