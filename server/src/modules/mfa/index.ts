@@ -5,7 +5,8 @@ import { inBatches } from '../../lib/batches.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Queryable } from '../../lib/db.ts';
 import { AppError } from '../../errors/errors.ts';
-import { factorsOf, purgeExpiredChallenges, purgeExpiredStepUps } from './mfa.repo.ts';
+import { purgeExpiredChallenges, purgeExpiredStepUps } from './mfa.repo.ts';
+import { hasSecondFactor } from './mfa.step-up.ts';
 
 export { endStepUp } from './mfa.repo.ts';
 
@@ -15,7 +16,7 @@ export { passkeyOwner, proveWithPasskey, type Method, type Proof } from './mfa.p
 export { factorNotice } from './mfa.mails.ts';
 export { removeAllFactors } from './mfa.service.ts';
 export { accountsWithSecondFactor, countAccountsWithSecondFactor } from './mfa.repo.ts';
-export { finishSecondStep, requireStepUp, secondStepAccount, secondStepRequired, startSecondStep } from './mfa.step-up.ts';
+export { finishSecondStep, hasSecondFactor, requireStepUp, secondStepAccount, secondStepRequired, startSecondStep } from './mfa.step-up.ts';
 export { loginMfaInput, loginPasskeyInput, optionsOutput, passkeyLoginOptionsInput, stepUpProof } from './mfa.schemas.ts';
 
 const PURGE_BATCH = 1000;
@@ -24,12 +25,6 @@ const PURGE_BATCH = 1000;
 export async function purgeExpiredMfaState(db: Queryable, clock: Clock): Promise<number> {
   const challenges = await inBatches(() => purgeExpiredChallenges(db, clock, PURGE_BATCH), PURGE_BATCH);
   return challenges + (await purgeExpiredStepUps(db, clock));
-}
-
-/** Whether the account has a second factor: an enabled authenticator or a passkey. */
-export async function hasSecondFactor(db: Queryable, accountId: number): Promise<boolean> {
-  const factors = await factorsOf(db, accountId);
-  return factors.totp || factors.passkeys > 0;
 }
 
 /**

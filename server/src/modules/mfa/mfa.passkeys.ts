@@ -12,7 +12,7 @@ import { authenticationOptions, CHALLENGE_TTL_MS, challengeOf, registrationOptio
 import type { Proof } from './mfa.proofs.ts';
 import * as repo from './mfa.repo.ts';
 import { dropCodesIfNoFactor, issueRecoveryCodes, recordFactorChange } from './mfa.service.ts';
-import { MFA_TOKEN_MAX_FAILURES, requireStepUp, SIGN_IN_GONE } from './mfa.step-up.ts';
+import { isSecondFactor, MFA_TOKEN_MAX_FAILURES, requireStepUp, SIGN_IN_GONE } from './mfa.step-up.ts';
 
 /**
  * The account's WebAuthn user id, the same on all its passkeys so an authenticator keeps one
@@ -71,7 +71,7 @@ export async function addPasskey(deps: Deps, auth: AuthContext, input: { name?: 
       created_at: deps.clock.now(),
     };
     await repo.insertPasskey(tx, passkey);
-    const codes = !factors.totp && factors.passkeys === 0 ? await issueRecoveryCodes(deps, tx, accountId) : undefined;
+    const codes = !isSecondFactor(factors) ? await issueRecoveryCodes(deps, tx, accountId) : undefined;
     const notice = await recordFactorChange(deps, tx, auth, 'passkey.added', 'passkey_added', request, { passkey: passkey.id });
     return { passkey, codes, notice };
   });

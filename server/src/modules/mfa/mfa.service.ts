@@ -10,7 +10,7 @@ import { factorNotice, type FactorChange } from './mfa.mails.ts';
 import { recoveryKeysOf, totpPlace, type Proof } from './mfa.proofs.ts';
 import { newRecoveryCodes, recoveryCodeHashes } from './mfa.recovery.ts';
 import * as repo from './mfa.repo.ts';
-import { checkProof, givesProof, methodsOf, requireStepUp, stepUpRequired } from './mfa.step-up.ts';
+import { checkProof, givesProof, isSecondFactor, methodsOf, requireStepUp, stepUpRequired } from './mfa.step-up.ts';
 import { newTotpSecret, totpStepOf, totpUrl } from './mfa.totp.ts';
 
 /** The account's second factor as its owner sees it; never a secret. */
@@ -47,7 +47,7 @@ export async function recordFactorChange(deps: Deps, tx: Queryable, auth: AuthCo
 /** When its last factor goes, the account's recovery codes go with it: they would open nothing. */
 export async function dropCodesIfNoFactor(tx: Queryable, accountId: number): Promise<void> {
   const factors = await repo.factorsOf(tx, accountId);
-  if (!factors.totp && factors.passkeys === 0) await repo.deleteRecoveryCodes(tx, accountId);
+  if (!isSecondFactor(factors)) await repo.deleteRecoveryCodes(tx, accountId);
 }
 
 /**
@@ -108,7 +108,7 @@ export async function disableTotp(deps: Deps, auth: AuthContext, input: { passwo
 export async function regenerateRecoveryCodes(deps: Deps, auth: AuthContext, input: { password?: string } & Proof, request: RequestInfo) {
   await confirmPassword(deps, auth, input.password, request);
   const factors = await repo.factorsOf(deps.db, auth.account.id);
-  if (!factors.totp && factors.passkeys === 0) throw new AppError('CONFLICT', 'Recovery codes go with a second factor: turn one on first.');
+  if (!isSecondFactor(factors)) throw new AppError('CONFLICT', 'Recovery codes go with a second factor: turn one on first.');
   // Its own proof, always (docs/API.md, Second factor): without one, what a step-up says.
   if (!givesProof(input)) throw stepUpRequired(await methodsOf(deps.db, auth.account.id));
   await checkProof(deps, auth.account, input, request);

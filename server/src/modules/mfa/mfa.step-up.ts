@@ -18,10 +18,18 @@ export const MFA_TOKEN_TTL_MS = 5 * 60_000;
 /** Wrong codes a sign-in's token survives; the next sign-in starts with the password again. */
 export const MFA_TOKEN_MAX_FAILURES = 5;
 
+/** Whether these are a second factor: an enabled authenticator or a passkey (recovery codes only go with one). */
+export const isSecondFactor = (factors: { totp: boolean; passkeys: number }): boolean => factors.totp || factors.passkeys > 0;
+
+/** Whether the account has a second factor. */
+export async function hasSecondFactor(db: Queryable, accountId: number): Promise<boolean> {
+  return isSecondFactor(await repo.factorsOf(db, accountId));
+}
+
 /** The ways an account can prove its second factor, or none when it has no factor. */
 export async function methodsOf(db: Queryable, accountId: number): Promise<Method[]> {
   const factors = await repo.factorsOf(db, accountId);
-  if (!factors.totp && factors.passkeys === 0) return [];
+  if (!isSecondFactor(factors)) return [];
   const methods: Method[] = [];
   if (factors.totp) methods.push('totp');
   if (factors.passkeys > 0) methods.push('passkey');
