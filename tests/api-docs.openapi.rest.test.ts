@@ -2,6 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { BaseResolver, createConfig, lintDocument, makeDocumentFromString } from '@redocly/openapi-core';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { createOpenApiDocument, restRoutes } from '../gateway/src/routes/openapi-document.ts';
 import { appRouter } from '../server/src/router.ts';
 import { PROVIDERS } from '../server/src/webhooks/registry.ts';
 import { assertError } from './helpers/auth.ts';
@@ -214,6 +215,17 @@ test('the webhook routes are documented, not mounted under /api/v1', async ({ se
   for (const path of ['/api/v1/billingprovider/webhook', '/api/v1/messengerone/webhook']) {
     assertError(await request(service.url, 'POST', path, { json: {} }), 404, 'NOT_FOUND');
   }
+});
+
+test('the REST routes the gateway mounts are the operations of the REST document, no more, no fewer', () => {
+  // The gateway reads its route table from the procedures at start; the document is made on
+  // first request. Both must name the same routes, or one of them answers 404 where the other documents one.
+  const document = createOpenApiDocument('http://127.0.0.1', '/api/v1');
+  const documented = Object.entries(document.paths ?? {}).flatMap(([path, item]) => Object.keys(item as object).map((method) => `${method} ${path}`));
+  const mounted = restRoutes().map(({ method, path }) => `${method} ${path}`);
+  assert.ok(documented.length >= 27, documented.join('\n'));
+  assert.equal([...mounted].sort(), [...documented].sort());
+  assert.is(new Set(mounted).size, mounted.length, 'no route twice');
 });
 
 test.run();

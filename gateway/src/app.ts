@@ -65,8 +65,6 @@ export function createGateway(deps: Deps): Gateway {
   mountJwks(router, deps);
   mountMetrics(router, deps);
   mountTrpc(router, deps);
-  // Before mountRest: its route table is the REST document alone, while openapi.json and the
-  // docs page describe the webhook routes too, so these answer those two paths first.
   mountApiDocs(router, deps);
   const restRoutes = mountRest(router, deps);
   // REST too, but a stream: not one of trpc-to-openapi's JSON answers.

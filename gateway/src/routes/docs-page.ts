@@ -148,14 +148,23 @@ function acceptsGzip(ctx: KoaContext): boolean {
  */
 export function mountApiDocs(router: Router, deps: Deps): void {
   const { publicUrl } = deps.config;
-  const document = withJwksRoute(withAuditExportRoute(withWebhookRoutes(createOpenApiDocument(publicUrl, API_PREFIX), publicUrl)), publicUrl);
-  const page = renderDocsPage(document);
+  // Made when first asked for, then kept: describing every schema is most of what a start
+  // would otherwise spend on the gateway, for a page few requests ask for.
+  let published: { document: OpenAPIObject; page: ReturnType<typeof renderDocsPage> } | undefined;
+  const docs = () => {
+    if (!published) {
+      const document = withJwksRoute(withAuditExportRoute(withWebhookRoutes(createOpenApiDocument(publicUrl, API_PREFIX), publicUrl)), publicUrl);
+      published = { document, page: renderDocsPage(document) };
+    }
+    return published;
+  };
   const assetOf = createAssetStore();
 
   router.get(SPEC_PATH, (ctx) => {
-    ctx.body = document;
+    ctx.body = docs().document;
   });
   router.get(DOCS_PATH, (ctx) => {
+    const { page } = docs();
     ctx.type = 'html';
     ctx.set('Content-Security-Policy', page.contentSecurityPolicy);
     ctx.set('X-Frame-Options', 'DENY');

@@ -93,13 +93,23 @@ export function restErrorResponses(declared: ErrorDeclarations): Record<string, 
   return responses;
 }
 
+/** A REST route: its method and path as its procedure's `openapi` meta declares them, with that meta. */
+type RestRoute = { method: 'get' | 'post' | 'put' | 'patch' | 'delete'; path: string; meta: ProcedureMeta };
+
+/**
+ * The REST routes, read from the procedures' own meta as trpc-to-openapi reads them: the
+ * table routes/rest.ts mounts at each start, and the operations this document describes
+ * (tests/api-docs.openapi.rest.test.ts holds the two alike). Reading it costs nothing next to
+ * describing every schema, which is why the document waits until it is asked for.
+ */
+export function restRoutes(): RestRoute[] {
+  return Object.values(appRouter._def.procedures as unknown as Record<string, { _def: { meta?: ProcedureMeta } }>).flatMap(({ _def: { meta } }) =>
+    meta?.openapi && meta.openapi.enabled !== false ? [{ method: meta.openapi.method.toLowerCase() as RestRoute['method'], path: meta.openapi.path, meta }] : [],
+  );
+}
+
 function proceduresMetaByRoute(): Map<string, ProcedureMeta> {
-  const metaByRoute = new Map<string, ProcedureMeta>();
-  for (const procedure of Object.values(appRouter._def.procedures as unknown as Record<string, { _def: { meta?: ProcedureMeta } }>)) {
-    const meta = procedure._def.meta;
-    if (meta?.openapi) metaByRoute.set(`${meta.openapi.method.toLowerCase()} ${meta.openapi.path}`, meta);
-  }
-  return metaByRoute;
+  return new Map(restRoutes().map(({ method, path, meta }) => [`${method} ${path}`, meta]));
 }
 
 /** The example of a media type; the schema itself is left as the procedure's own. */

@@ -3,8 +3,7 @@ import type { Context as KoaContext, Next } from 'koa';
 import { AppError, appRouter, type Deps } from '../../../server/src/index.ts';
 import { contentTypeOf, hasBody, jsonText, readLimitedBody } from '../http.ts';
 import { procedureContextOf } from '../procedure-context.ts';
-import { renderDocsPage } from './docs-page.ts';
-import { createOpenApiDocument } from './openapi-document.ts';
+import { restRoutes } from './openapi-document.ts';
 import { createOpenApiHandler, createStockOpenApiHandler } from '../fast-paths/index.ts';
 
 const API_PREFIX = '/api/v1';
@@ -57,20 +56,8 @@ const routerPattern = (path: string) => `${API_PREFIX}${path.replace(/\{(\w+)\}/
  * own handler, behind the router alone; the middleware only hands on.
  */
 export function mountRest(router: Router, deps: Deps): (ctx: KoaContext, next: Next) => Promise<void> {
-  const document = createOpenApiDocument(deps.config.publicUrl, API_PREFIX);
   const fast = deps.config.fastPaths ? createOpenApiHandler({ router: appRouter, logger: deps.logger }) : undefined;
   const handler = fast ?? createStockOpenApiHandler({ router: appRouter, logger: deps.logger });
-
-  router.get(`${API_PREFIX}/openapi.json`, (ctx) => {
-    ctx.body = document;
-  });
-  const docsPage = renderDocsPage(document);
-  router.get(`${API_PREFIX}/docs`, (ctx) => {
-    ctx.type = 'html';
-    ctx.set('Content-Security-Policy', docsPage.contentSecurityPolicy);
-    ctx.set('X-Frame-Options', 'DENY');
-    ctx.body = docsPage.html;
-  });
 
   const contextOf = (ctx: KoaContext) => () => procedureContextOf(deps, ctx);
   const call = async (ctx: KoaContext) => {
@@ -80,11 +67,7 @@ export function mountRest(router: Router, deps: Deps): (ctx: KoaContext, next: N
     ctx.respond = false;
     await handler(ctx.req, ctx.res, contextOf(ctx));
   };
-  for (const [path, operations] of Object.entries(document.paths ?? {})) {
-    for (const method of Object.keys(operations ?? {}) as Array<'get' | 'post' | 'put' | 'patch' | 'delete'>) {
-      router[method](routerPattern(path), readJsonBody, call);
-    }
-  }
+  for (const { method, path } of restRoutes()) router[method](routerPattern(path), readJsonBody, call);
   if (!fast) return (_ctx, next) => next();
 
   const routerPaths = new Map<string, string>();
