@@ -61,7 +61,10 @@ export async function createTestDatabase(options: DatabaseOptions = {}): Promise
   const name = `gatehouse_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
-  await admin.query(options.migrated && MIGRATED_TEMPLATE ? `CREATE DATABASE ${name} TEMPLATE ${MIGRATED_TEMPLATE}` : `CREATE DATABASE ${name}`);
+  // PostgreSQL 15 copies a template block by block through the WAL by default; copying its files
+  // took a third less of the server's CPU per database here, and a run makes hundreds of them.
+  const fileCopy = Number((await admin.query('SHOW server_version_num')).rows[0].server_version_num) >= 150000 ? ' STRATEGY FILE_COPY' : '';
+  await admin.query(options.migrated && MIGRATED_TEMPLATE ? `CREATE DATABASE ${name} TEMPLATE ${MIGRATED_TEMPLATE}${fileCopy}` : `CREATE DATABASE ${name}${fileCopy}`);
   await admin.end();
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
