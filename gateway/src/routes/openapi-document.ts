@@ -177,9 +177,9 @@ export function tagsOf(document: OpenAPIObject): TagObject[] {
 }
 
 /**
- * The REST routes under `apiPrefix`, as trpc-to-openapi maps the procedures. This is also
- * the route table routes/rest.ts mounts, so it holds REST operations only; the published
- * document adds the webhook routes to it (openapi-webhooks.ts).
+ * The REST routes under `apiPrefix`, as trpc-to-openapi maps the procedures: the operations
+ * of `restRoutes`, described. It holds REST operations only; the published document adds
+ * the webhook routes to it (openapi-webhooks.ts).
  */
 export function createOpenApiDocument(publicUrl: string, apiPrefix: string): OpenAPIObject {
   const document = generateOpenApiDocument(appRouter, {
