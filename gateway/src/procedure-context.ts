@@ -1,5 +1,5 @@
 import type { Context as KoaContext, Next } from 'koa';
-import { SESSION_COOKIE, type BrowserWrite, type Config, type Context, type Credentials, type Deps, type RequestInfo, type ResponseControl } from '../../server/src/index.ts';
+import { createContextInner, SESSION_COOKIE, type BrowserWrite, type Config, type Context, type Credentials, type Deps, type RequestInfo, type ResponseControl } from '../../server/src/index.ts';
 import { contentTypeOf, headerText } from './http.ts';
 
 // The gateway's half of a procedure's context (server/src/trpc/context.ts): the request's
@@ -48,7 +48,7 @@ export const requestInfoOf = (ctx: KoaContext): RequestInfo => ctx.state.request
  * the cookie alone) and the request as describeRequest saw it.
  */
 export function procedureContextOf(deps: Deps, ctx: KoaContext, headers: CredentialHeaders = ctx.req.headers): Context {
-  return { deps, credentials: credentialsFromHeaders(headers), request: requestInfoOf(ctx), response: {} };
+  return createContextInner(deps, credentialsFromHeaders(headers), requestInfoOf(ctx));
 }
 
 type CredentialHeaders = { authorization?: string; cookie?: string };
