@@ -29,9 +29,7 @@ import { createLogger } from '../server/src/lib/logger.ts';
 import { fetchOrderIndex, fetchStatement, outcomeStatements } from '../server/src/lib/pg-boss.internals.ts';
 import { startQueue, type PgBoss } from '../server/src/lib/queue.ts';
 import { connectionOf, poolOf } from '../server/src/lib/sequelize.internals.ts';
-import type { AuthContext } from '../server/src/modules/sessions/index.ts';
 import { appRouter } from '../server/src/router.ts';
-import { attachAuth, contextUnchanged } from '../server/src/trpc/internals.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { eventually } from './helpers/wait.ts';
 
@@ -58,21 +56,6 @@ test.before(async (context) => {
 test.after(async (context) => {
   await context.stop?.();
   await context.database?.drop();
-});
-
-test('tRPC 11: next() with an undefined ctx passes the very context object on, with what was put on it', async () => {
-  const t = initTRPC.context<Context>().create();
-  const auth = { account: { id: 7 }, apiKey: 'k' } as unknown as AuthContext;
-  const authed = t.procedure.use(async ({ ctx, next }) => {
-    attachAuth(ctx, auth);
-    return next({ ctx: contextUnchanged<{ auth: AuthContext }>() });
-  });
-  const outer = authed.use(({ next }) => next());
-  const router = t.router({ whoami: outer.query(({ ctx }) => ({ ctx, auth: ctx.auth })) });
-  const context = { request: { requestId: 'fence' } } as unknown as Context;
-  const result = await t.createCallerFactory(router)(context).whoami();
-  assert.is(result.auth, auth);
-  assert.is(result.ctx, context, 'tRPC copied the context: authedProcedure would pay its spread helper at every level');
 });
 
 /** A queue named `name` on its own pool, with every SQL text pg-boss sent through it; both stop after `work`. */

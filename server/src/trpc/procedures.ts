@@ -4,7 +4,6 @@ import type { Context } from './context.ts';
 import { toErrorResponse } from '../errors/response.ts';
 import { AppError, ERRORS, type ErrorCode } from '../errors/errors.ts';
 import { textIssues } from '../lib/text.ts';
-import { attachAuth, contextUnchanged } from './internals.ts';
 
 /**
  * trpc-to-openapi's meta, plus what the OpenAPI document and the error declarations read
@@ -117,7 +116,6 @@ export function guardedProcedure<A>(guard: Guard<A>) {
     } catch (cause) {
       throw settle(getTRPCErrorFromUnknown(cause), ctx, path);
     }
-    attachAuth(ctx, auth);
-    return settleResult(await next({ ctx: contextUnchanged<{ auth: A }>() }), ctx, path);
+    return settleResult(await next({ ctx: { auth } }), ctx, path);
   });
 }
